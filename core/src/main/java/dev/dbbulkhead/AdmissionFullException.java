@@ -1,0 +1,18 @@
+package dev.dbbulkhead;
+
+/**
+ * All B + Q admission slots of the workload were taken, so the operation was rejected at once, without
+ * waiting. Sustained, it means the offered load exceeds what B executions can serve within the queue wait.
+ */
+public final class AdmissionFullException extends BulkheadRejectedException {
+    AdmissionFullException(String bulkhead, String workload, int concurrent, int extraSlots) {
+        super(where(bulkhead, workload) + "db admission full (" + concurrent + " running + " + extraSlots
+                        + " waiting = " + (concurrent + (long) extraSlots) + " admitted)",
+                bulkhead, workload, concurrent, extraSlots);
+    }
+
+    @Override
+    public Reason reason() {
+        return Reason.ADMISSION_FULL;
+    }
+}

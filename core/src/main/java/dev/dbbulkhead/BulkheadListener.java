@@ -1,0 +1,39 @@
+package dev.dbbulkhead;
+
+/**
+ * Observes a barrier's operations, for metrics, tracing and flight recording. Every method has a no-op
+ * default; implement only what you need.
+ *
+ * <p>Called synchronously on the caller's thread, so keep each call short and non-blocking. A listener that
+ * throws is caught and logged: it never breaks a transaction or leaks a permit. Implementations must be
+ * thread-safe. Durations are in nanoseconds on the barrier's nano clock; with {@link #NOOP} (the default)
+ * the barrier does not read the clock for them at all.
+ *
+ * <p>Per operation the calls are: {@code onRejected} alone; or {@code onAdmitted}, then either
+ * {@code onRejected} (queue timeout, deadline, interrupt) or {@code onPermitAcquired}, then
+ * {@code onConnectionAcquired} when the pool gave a connection, then exactly one {@code onFinished}.
+ */
+public interface BulkheadListener {
+    /** The shared listener that does nothing. */
+    BulkheadListener NOOP = new BulkheadListener() {};
+
+    /** The operation took an admission slot and will now wait for an execution permit. */
+    default void onAdmitted(Workload workload) {}
+
+    /** The operation was refused before its work ran; it holds no permit any more. */
+    default void onRejected(Workload workload, RejectionReason reason, long waitedNanos) {}
+
+    /** The operation got its execution permit after waiting {@code waitNanos}. */
+    default void onPermitAcquired(Workload workload, long waitNanos) {}
+
+    /** The pool handed out a connection after {@code poolWaitNanos}. */
+    default void onConnectionAcquired(Workload workload, long poolWaitNanos) {}
+
+    /**
+     * The operation that held an execution permit is over; its permits are released right after this call.
+     *
+     * @param holdNanos from connection acquired to connection closed (0 when none was obtained)
+     * @param workNanos time spent inside {@code work} (0 when it did not run)
+     */
+    default void onFinished(Workload workload, Outcome outcome, long holdNanos, long workNanos) {}
+}

@@ -1,0 +1,312 @@
+package dev.dbbulkhead;
+
+import dev.dbbulkhead.internal.Preconditions;
+import java.lang.System.Logger.Level;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.LongSupplier;
+import javax.sql.DataSource;
+
+/**
+ * Admission control in front of a JDBC connection pool: bounds how many operations run against the database
+ * (B, {@code concurrent}) and how many more may wait for their turn (Q, {@code extraSlots}), rejects the rest
+ * at once, and owns each operation's JDBC transaction so that its permits are never lost or inflated.
+ *
+ * <p>Share one instance per application instance and pool, never one per request. The article's API:
+ * <pre>{@code
+ * var gate = new DbBulkhead(pool, 16, 32);
+ * int n = gate.transaction(Duration.ofMillis(50), connection -> {
+ *     try (var s = connection.prepareStatement("UPDATE account SET balance = balance - ? WHERE id = ?")) { ... }
+ * });
+ * }</pre>
+ * Named workloads with their own budgets over one pool, deadlines and listeners come from {@link #builder}.
+ *
+ * <p>{@code work} runs synchronously on the caller's thread and must return a fully materialised value; it must
+ * not commit, roll back, change auto-commit or close the connection (the connection it gets refuses to), must
+ * not return a {@code Connection}, {@code Statement}, {@code ResultSet} or stream (rejected), and must not
+ * start asynchronous database work. The barrier is not reentrant: calling it again from inside {@code work}
+ * fails with {@link IllegalStateException}.
+ *
+ * <p>Thread-safe.
+ */
+public final class DbBulkhead {
+    /** The work of one transaction. Runs synchronously; its return value reaches the caller after commit. */
+    @FunctionalInterface
+    public interface SqlWork<T> {
+        T run(Connection connection) throws SQLException;
+    }
+
+    /** The name of the workload that the article's constructor creates. */
+    public static final String DEFAULT_WORKLOAD = "default";
+
+    private static final System.Logger LOG = System.getLogger(DbBulkhead.class.getName());
+
+    private final String name;
+    private final DataSource source;
+    private final Map<String, Workload> workloads;
+    private final Workload defaultWorkload;
+
+    /**
+     * The article's barrier: one workload of {@code concurrent} execution permits and {@code concurrent +
+     * extraSlots} admission slots over {@code source}.
+     *
+     * @throws NullPointerException when {@code source} is null
+     * @throws IllegalArgumentException when {@code concurrent < 1}, {@code extraSlots < 0}, or their sum
+     *     overflows an int
+     */
+    public DbBulkhead(DataSource source, int concurrent, int extraSlots) {
+        // The article's barrier is not checked against the pool size: B may exceed it, as in the article.
+        this(builder(source).workload(DEFAULT_WORKLOAD, concurrent, extraSlots).validated(false));
+    }
+
+    private DbBulkhead(Builder b) {
+        this.name = b.name;
+        this.source = b.source;
+        BulkheadListener listener =
+                b.listeners.isEmpty() ? BulkheadListener.NOOP : SafeListener.of(b.listeners, LOG);
+        var runner = new TransactionRunner(b.source, listener, b.nanoClock, b.statementTimeouts, b.lockTimeouts);
+        var map = new LinkedHashMap<String, Workload>();
+        for (var spec : b.specs.values()) {
+            map.put(spec.name(), new Workload(b.name, spec.name(), spec.concurrent(), spec.extraSlots(), runner));
+        }
+        this.workloads = Collections.unmodifiableMap(map);
+        this.defaultWorkload = map.values().iterator().next();
+    }
+
+    /** A builder for a barrier with named workloads, deadlines and listeners over {@code source}. */
+    public static Builder builder(DataSource source) {
+        return new Builder(source);
+    }
+
+    /**
+     * Runs {@code work} in one JDBC transaction of the default workload (the first one declared), waiting at
+     * most {@code queueWait} for an execution permit.
+     *
+     * <ol>
+     * <li>No admission slot free: {@link AdmissionFullException}, at once.</li>
+     * <li>No execution permit within {@code queueWait}: {@link QueueTimeoutException}; interrupted while
+     * waiting: {@link InterruptedException}. Only the admission slot is released.</li>
+     * <li>Otherwise: a connection, auto-commit off, {@code work}, {@code commit()}, and the value is returned
+     * after the connection is closed. If {@code work} throws, the transaction is rolled back (a rollback failure
+     * is added as suppressed) and the same exception is rethrown. If {@code commit()} fails, or cleanup after
+     * it, {@link CommitOutcomeUnknownException}: the write may have happened.</li>
+     * </ol>
+     * Both permits are released after the connection is closed, by this thread, whatever happened.
+     *
+     * @throws NullPointerException when {@code queueWait} or {@code work} is null
+     * @throws IllegalArgumentException when {@code queueWait} is negative
+     * @throws IllegalStateException when called from inside {@code work} of this barrier on the same thread, or
+     *     when {@code work} returns a JDBC resource or a stream
+     */
+    public <T> T transaction(Duration queueWait, SqlWork<T> work) throws SQLException, InterruptedException {
+        return defaultWorkload.transaction(queueWait, work);
+    }
+
+    /** Runs {@code work} in the default workload, bounded end to end by {@code deadline}. */
+    public <T> T transaction(Deadline deadline, SqlWork<T> work) throws SQLException, InterruptedException {
+        return defaultWorkload.transaction(deadline, work);
+    }
+
+    /** Runs {@code work} in the default workload with {@code options}. */
+    public <T> T transaction(TransactionOptions options, SqlWork<T> work)
+            throws SQLException, InterruptedException {
+        return defaultWorkload.transaction(options, work);
+    }
+
+    /** The workload called {@code name}. */
+    public Workload workload(String name) {
+        Workload w = workloads.get(Preconditions.notNull(name, "workload name"));
+        if (w == null) {
+            throw new IllegalArgumentException("unknown workload '" + name + "' in db-bulkhead '" + this.name
+                    + "'; known: " + workloads.keySet());
+        }
+        return w;
+    }
+
+    /** All workloads, in the order they were declared; the first is the default. */
+    public List<Workload> workloads() {
+        return List.copyOf(workloads.values());
+    }
+
+    /** The default workload. */
+    public Workload defaultWorkload() {
+        return defaultWorkload;
+    }
+
+    /** The barrier's name, used in messages and metrics. */
+    public String name() {
+        return name;
+    }
+
+    /** The data source behind the barrier. */
+    public DataSource dataSource() {
+        return source;
+    }
+
+    /** Free execution permits of the default workload; for observation only (deciding from it is a race). */
+    public int available() {
+        return defaultWorkload.available();
+    }
+
+    /** Free admission slots of the default workload; for observation only. */
+    public int availableSlots() {
+        return defaultWorkload.availableSlots();
+    }
+
+    @Override
+    public String toString() {
+        return "DbBulkhead[" + name + ", workloads=" + workloads.values() + "]";
+    }
+
+    /**
+     * Builds a {@link DbBulkhead}. Each setter checks its own argument; {@link #build()} checks the whole: at
+     * least one workload, and the workloads' B adding up to no more than the pool size when the pool size is
+     * known (given with {@link #poolSize} or read from a HikariCP {@code HikariDataSource}).
+     *
+     * <p>Not thread-safe; build once, share the barrier.
+     */
+    public static final class Builder {
+        private final DataSource source;
+        private final Map<String, WorkloadSpec> specs = new LinkedHashMap<>();
+        private final List<BulkheadListener> listeners = new ArrayList<>();
+        private String name = "db";
+        private int poolSize = -1;
+        private LongSupplier nanoClock = System::nanoTime;
+        private boolean statementTimeouts = true;
+        private boolean lockTimeouts;
+        private Duration hintQueueWait;
+        private Duration hintHoldTime;
+
+        private Builder(DataSource source) {
+            this.source = Preconditions.notNull(source, "source");
+        }
+
+        /** The barrier's name in messages and metrics; default {@code "db"}. */
+        public Builder name(String name) {
+            this.name = Preconditions.name(name, "name");
+            return this;
+        }
+
+        /**
+         * Declares a workload with B = {@code concurrent} execution permits and Q = {@code extraSlots} extra
+         * admission slots. The first workload declared is the default one.
+         */
+        public Builder workload(String name, int concurrent, int extraSlots) {
+            var spec = new WorkloadSpec(name, concurrent, extraSlots);
+            if (specs.putIfAbsent(spec.name(), spec) != null) {
+                throw new IllegalArgumentException("workload '" + spec.name() + "' is declared twice");
+            }
+            return this;
+        }
+
+        /**
+         * The size of the pool behind the data source, to check that the workloads' B add up to no more than
+         * it. Not needed for a {@code HikariDataSource}, whose {@code maximumPoolSize} is read.
+         */
+        public Builder poolSize(int poolSize) {
+            this.poolSize = Preconditions.atLeast(poolSize, 1, "poolSize");
+            return this;
+        }
+
+        /** Adds a listener; several are called in the order added. */
+        public Builder listener(BulkheadListener listener) {
+            listeners.add(Preconditions.notNull(listener, "listener"));
+            return this;
+        }
+
+        /** The nano clock for deadlines and durations; default {@link System#nanoTime()}. For tests. */
+        public Builder nanoClock(LongSupplier nanoClock) {
+            this.nanoClock = Preconditions.notNull(nanoClock, "nanoClock");
+            return this;
+        }
+
+        /**
+         * On PostgreSQL, bound the statements of a transaction that has a {@link Deadline} with
+         * {@code SET LOCAL statement_timeout} set to its remaining time (rounded up to whole milliseconds, at
+         * least 1). Default on. Other databases: set {@code Statement.setQueryTimeout} yourself.
+         */
+        public Builder statementTimeoutFromDeadline(boolean enabled) {
+            this.statementTimeouts = enabled;
+            return this;
+        }
+
+        /**
+         * Also set {@code SET LOCAL lock_timeout} from the deadline's remaining time, so that a lock wait fails
+         * with SQLState 55P03 rather than 57014. Default off.
+         */
+        public Builder lockTimeoutFromDeadline(boolean enabled) {
+            this.lockTimeouts = enabled;
+            return this;
+        }
+
+        /**
+         * The queue wait and the typical connection hold time you expect: {@link #build()} then logs a warning
+         * for each workload whose Q exceeds what B permits can serve within the wait, {@code B × queueWait /
+         * holdTime}, since the excess only turns rejections into timeouts.
+         */
+        public Builder sizingHint(Duration queueWait, Duration holdTime) {
+            this.hintQueueWait = Preconditions.notNegative(queueWait, "sizingHint.queueWait");
+            Preconditions.notNegative(holdTime, "sizingHint.holdTime");
+            if (holdTime.isZero()) {
+                throw new IllegalArgumentException("sizingHint.holdTime must be > 0, was " + holdTime);
+            }
+            this.hintHoldTime = holdTime;
+            return this;
+        }
+
+        public DbBulkhead build() {
+            return new DbBulkhead(validated(true));
+        }
+
+        private Builder validated(boolean checkPoolSize) {
+            if (specs.isEmpty()) {
+                throw new IllegalStateException("db-bulkhead '" + name + "': declare at least one workload");
+            }
+            int pool = !checkPoolSize ? -1 : poolSize > 0 ? poolSize : PoolSizes.maximumPoolSize(source);
+            if (pool > 0) {
+                long sum = specs.values().stream().mapToLong(WorkloadSpec::concurrent).sum();
+                if (sum > pool) {
+                    throw new IllegalArgumentException("db-bulkhead '" + name + "': the workloads' concurrent "
+                            + "add up to " + sum + " " + describe() + ", more than the pool size " + pool
+                            + "; lower them or use separate pools");
+                }
+            }
+            if (hintQueueWait != null) {
+                for (var spec : specs.values()) {
+                    long useful = Sizing.usefulExtraSlots(spec.concurrent(), hintQueueWait, hintHoldTime);
+                    if (spec.extraSlots() > useful) {
+                        LOG.log(Level.WARNING, "db-bulkhead ''{0}'', workload ''{1}'': extraSlots={2} but only "
+                                        + "about {3} queued callers can be served within {4} at {5} per operation "
+                                        + "with concurrent={6}; the rest will time out instead of being rejected",
+                                name, spec.name(), spec.extraSlots(), useful, hintQueueWait, hintHoldTime,
+                                spec.concurrent());
+                    }
+                }
+            }
+            return this;
+        }
+
+        private String describe() {
+            var parts = new ArrayList<String>();
+            specs.values().forEach(s -> parts.add(s.name() + "=" + s.concurrent()));
+            return parts.toString();
+        }
+    }
+
+    /** One workload's validated budget. */
+    record WorkloadSpec(String name, int concurrent, int extraSlots) {
+        WorkloadSpec {
+            Preconditions.name(name, "workload name");
+            String field = "workload '" + name + "': ";
+            Preconditions.atLeast(concurrent, 1, field + "concurrent");
+            Preconditions.atLeast(extraSlots, 0, field + "extraSlots");
+            Preconditions.sum(concurrent, field + "concurrent", extraSlots, "extraSlots");
+        }
+    }
+}

@@ -1,0 +1,13 @@
+package dev.dbbulkhead;
+
+/** How an admitted operation that got an execution permit ended, as reported to {@link BulkheadListener}. */
+public enum Outcome {
+    /** {@code commit()} returned and the cleanup succeeded: the value reached the caller. */
+    COMMITTED,
+    /** {@code work} (or the transaction setup) failed and the transaction was rolled back (or never began). */
+    ROLLED_BACK,
+    /** {@code commit()} failed, or cleanup after it: the write may have taken effect. */
+    OUTCOME_UNKNOWN,
+    /** No connection was obtained (pool timeout, broken server) or the deadline passed while getting one. */
+    NO_CONNECTION
+}

@@ -1,0 +1,28 @@
+package dev.dbbulkhead;
+
+import java.time.Duration;
+
+/**
+ * The operation was admitted but no execution permit freed up within its queue wait. It released its
+ * admission slot and never took a connection.
+ */
+public final class QueueTimeoutException extends BulkheadRejectedException {
+    private final Duration queueWait;
+
+    QueueTimeoutException(String bulkhead, String workload, int concurrent, int extraSlots, Duration queueWait) {
+        super(where(bulkhead, workload) + "db admission timed out: no execution permit within " + queueWait
+                        + " (concurrent=" + concurrent + ", extraSlots=" + extraSlots + ")",
+                bulkhead, workload, concurrent, extraSlots);
+        this.queueWait = queueWait;
+    }
+
+    /** How long the operation waited for an execution permit. */
+    public Duration queueWait() {
+        return queueWait;
+    }
+
+    @Override
+    public Reason reason() {
+        return Reason.QUEUE_TIMEOUT;
+    }
+}

@@ -1,0 +1,13 @@
+package dev.dbbulkhead;
+
+/** Why an operation did not get to run its work, as counted by {@link BulkheadListener#onRejected}. */
+public enum RejectionReason {
+    /** All B + Q admission slots were taken: rejected at once. {@link AdmissionFullException}. */
+    ADMISSION_FULL,
+    /** No execution permit within the queue wait. {@link QueueTimeoutException}. */
+    QUEUE_TIMEOUT,
+    /** The deadline passed before work ran. {@link DeadlineExceededException}. */
+    DEADLINE,
+    /** The caller was interrupted while waiting for an execution permit ({@link InterruptedException}). */
+    INTERRUPTED
+}

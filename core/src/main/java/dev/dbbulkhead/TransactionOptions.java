@@ -1,0 +1,101 @@
+package dev.dbbulkhead;
+
+import dev.dbbulkhead.internal.Preconditions;
+import java.sql.Connection;
+import java.time.Duration;
+
+/**
+ * Per-transaction settings beyond the article's queue wait: a {@link Deadline}, read-only, and an isolation
+ * level. Read-only and isolation are set before {@code work} runs and restored before the connection goes back
+ * to the pool.
+ *
+ * <p>Start from {@link #queueWait(Duration)} or {@link #deadline(Deadline)}; with both, the permit wait is the
+ * shorter of the queue wait and the deadline's remaining time. Immutable and thread-safe.
+ */
+public final class TransactionOptions {
+    /** JDBC isolation levels, named. */
+    public enum Isolation {
+        READ_UNCOMMITTED(Connection.TRANSACTION_READ_UNCOMMITTED),
+        READ_COMMITTED(Connection.TRANSACTION_READ_COMMITTED),
+        REPEATABLE_READ(Connection.TRANSACTION_REPEATABLE_READ),
+        SERIALIZABLE(Connection.TRANSACTION_SERIALIZABLE);
+
+        private final int jdbcLevel;
+
+        Isolation(int jdbcLevel) {
+            this.jdbcLevel = jdbcLevel;
+        }
+
+        /** The {@code Connection.TRANSACTION_*} constant. */
+        public int jdbcLevel() {
+            return jdbcLevel;
+        }
+    }
+
+    private final Duration queueWait;
+    private final Deadline deadline;
+    private final boolean readOnly;
+    private final Isolation isolation;
+
+    private TransactionOptions(Duration queueWait, Deadline deadline, boolean readOnly, Isolation isolation) {
+        this.queueWait = queueWait;
+        this.deadline = deadline;
+        this.readOnly = readOnly;
+        this.isolation = isolation;
+    }
+
+    /** Wait at most {@code queueWait} for an execution permit (the article's semantics). */
+    public static TransactionOptions queueWait(Duration queueWait) {
+        return new TransactionOptions(Preconditions.notNegative(queueWait, "queueWait"), null, false, null);
+    }
+
+    /** Bound the whole operation by {@code deadline}; the permit wait may use all of its remaining time. */
+    public static TransactionOptions deadline(Deadline deadline) {
+        return new TransactionOptions(null, Preconditions.notNull(deadline, "deadline"), false, null);
+    }
+
+    public TransactionOptions withQueueWait(Duration queueWait) {
+        return new TransactionOptions(Preconditions.notNegative(queueWait, "queueWait"), deadline, readOnly,
+                isolation);
+    }
+
+    public TransactionOptions withDeadline(Deadline deadline) {
+        return new TransactionOptions(queueWait, Preconditions.notNull(deadline, "deadline"), readOnly,
+                isolation);
+    }
+
+    /** Run the transaction read-only ({@code Connection.setReadOnly(true)}). */
+    public TransactionOptions readOnly() {
+        return new TransactionOptions(queueWait, deadline, true, isolation);
+    }
+
+    public TransactionOptions isolation(Isolation isolation) {
+        return new TransactionOptions(queueWait, deadline, readOnly,
+                Preconditions.notNull(isolation, "isolation"));
+    }
+
+    /** The permit wait, or {@code null} when only the deadline bounds it. */
+    public Duration queueWait() {
+        return queueWait;
+    }
+
+    /** The deadline, or {@code null}. */
+    public Deadline deadline() {
+        return deadline;
+    }
+
+    public boolean isReadOnly() {
+        return readOnly;
+    }
+
+    /** The isolation level to set, or {@code null} to keep the connection's. */
+    public Isolation isolation() {
+        return isolation;
+    }
+
+    @Override
+    public String toString() {
+        return "TransactionOptions[queueWait=" + queueWait + ", deadline=" + deadline + ", readOnly=" + readOnly
+                + ", isolation=" + isolation + "]";
+    }
+}

@@ -1,0 +1,189 @@
+package dev.dbbulkhead;
+
+import dev.dbbulkhead.DbBulkhead.SqlWork;
+import dev.dbbulkhead.internal.Preconditions;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * One workload's budget inside a {@link DbBulkhead}: B execution permits ({@link #concurrent()}) and B + Q
+ * admission slots ({@link #extraSlots()} = Q). This class holds the whole permit logic of the barrier.
+ *
+ * <p>An operation first takes an admission slot without waiting (none free: {@link AdmissionFullException}),
+ * then waits on the fair execution semaphore for at most its queue wait or its deadline (expired:
+ * {@link QueueTimeoutException} or {@link DeadlineExceededException}; interrupted: {@link InterruptedException}),
+ * releasing only the slot in those cases. With both, it runs the transaction and releases both permits after the
+ * connection is closed, on its own thread, whatever happened. A permit is a lease, released exactly once by the
+ * thread that took it: a caller that gives up (e.g. {@code Future.cancel(true)}) releases nothing while its work
+ * still runs.
+ *
+ * <p>Thread-safe. The permit path takes no lock (it cannot pin a virtual thread) and allocates nothing beyond
+ * what {@link Semaphore} does when a caller must wait.
+ */
+public final class Workload {
+    private final String bulkhead;
+    private final String name;
+    private final int concurrent;
+    private final int extraSlots;
+    private final Semaphore slots;
+    private final Semaphore running;
+    private final TransactionRunner runner;
+
+    Workload(String bulkhead, String name, int concurrent, int extraSlots, TransactionRunner runner) {
+        this.bulkhead = bulkhead;
+        this.name = name;
+        this.concurrent = concurrent;
+        this.extraSlots = extraSlots;
+        this.slots = new Semaphore(Preconditions.sum(concurrent, "concurrent", extraSlots, "extraSlots"));
+        // Fair, so that the timed acquire serves waiters in arrival order. The admission tryAcquire() barges
+        // by design: it never waits.
+        this.running = new Semaphore(concurrent, true);
+        this.runner = runner;
+    }
+
+    /**
+     * Runs {@code work} in one JDBC transaction, waiting at most {@code queueWait} for an execution permit:
+     * the article's contract. See {@link DbBulkhead#transaction(Duration, SqlWork)}.
+     */
+    public <T> T transaction(Duration queueWait, SqlWork<T> work) throws SQLException, InterruptedException {
+        Preconditions.notNull(work, "work");
+        Preconditions.notNegative(queueWait, "queueWait");
+        return run(queueWait, null, null, work);
+    }
+
+    /** Runs {@code work} in one transaction bounded by {@code deadline}. See {@link Deadline}. */
+    public <T> T transaction(Deadline deadline, SqlWork<T> work) throws SQLException, InterruptedException {
+        Preconditions.notNull(work, "work");
+        Preconditions.notNull(deadline, "deadline");
+        return run(null, deadline, null, work);
+    }
+
+    /** Runs {@code work} in one transaction with {@code options} (wait or deadline, read-only, isolation). */
+    public <T> T transaction(TransactionOptions options, SqlWork<T> work)
+            throws SQLException, InterruptedException {
+        Preconditions.notNull(work, "work");
+        Preconditions.notNull(options, "options");
+        return run(options.queueWait(), options.deadline(), options, work);
+    }
+
+    private <T> T run(Duration queueWait, Deadline deadline, TransactionOptions options, SqlWork<T> work)
+            throws SQLException, InterruptedException {
+        runner.checkNotReentrant(this);
+        BulkheadListener listener = runner.listener();
+        long start = deadline != null || runner.timed() ? runner.clock().getAsLong() : 0;
+        long waitNanos = queueWait == null ? Long.MAX_VALUE : saturatedNanos(queueWait);
+        boolean deadlineBinds = false;
+        if (deadline != null) {
+            long remaining = deadline.remainingNanos(start);
+            if (remaining <= 0) {
+                listener.onRejected(this, RejectionReason.DEADLINE, 0);
+                throw deadlineExceeded(DeadlineExceededException.Stage.BEFORE_ADMISSION, -remaining);
+            }
+            if (remaining <= waitNanos) {
+                waitNanos = remaining;
+                deadlineBinds = true;
+            }
+        }
+        if (!slots.tryAcquire()) {
+            listener.onRejected(this, RejectionReason.ADMISSION_FULL, 0);
+            throw new AdmissionFullException(bulkhead, name, concurrent, extraSlots);
+        }
+        boolean executing = false;
+        try {
+            listener.onAdmitted(this);
+            try {
+                executing = running.tryAcquire(waitNanos, TimeUnit.NANOSECONDS);
+            } catch (InterruptedException interrupted) {
+                listener.onRejected(this, RejectionReason.INTERRUPTED, elapsedSince(start));
+                throw interrupted;
+            }
+            if (!executing) {
+                long waited = elapsedSince(start);
+                if (deadlineBinds) {
+                    listener.onRejected(this, RejectionReason.DEADLINE, waited);
+                    throw deadlineExceeded(DeadlineExceededException.Stage.PERMIT_WAIT,
+                            -deadline.remainingNanos(runner.clock().getAsLong()));
+                }
+                listener.onRejected(this, RejectionReason.QUEUE_TIMEOUT, waited);
+                throw new QueueTimeoutException(bulkhead, name, concurrent, extraSlots, queueWait);
+            }
+            if (runner.timed()) {
+                listener.onPermitAcquired(this, elapsedSince(start));
+            }
+            return runner.run(this, deadline, options, work);
+        } finally {
+            if (executing) {
+                running.release();
+            }
+            slots.release();
+        }
+    }
+
+    private long elapsedSince(long start) {
+        return runner.timed() ? runner.clock().getAsLong() - start : 0;
+    }
+
+    DeadlineExceededException deadlineExceeded(DeadlineExceededException.Stage stage, long overdueNanos) {
+        return new DeadlineExceededException(bulkhead, name, concurrent, extraSlots, stage, overdueNanos);
+    }
+
+    private static long saturatedNanos(Duration wait) {
+        try {
+            return wait.toNanos();
+        } catch (ArithmeticException tooLong) {
+            return Long.MAX_VALUE;
+        }
+    }
+
+    /** The workload's name. */
+    public String name() {
+        return name;
+    }
+
+    String bulkheadName() {
+        return bulkhead;
+    }
+
+    /** B: how many operations of this workload may hold a connection at once. */
+    public int concurrent() {
+        return concurrent;
+    }
+
+    /** Q: how many more operations may be admitted to wait for an execution permit. */
+    public int extraSlots() {
+        return extraSlots;
+    }
+
+    /** Free execution permits, for observation only: deciding admission from it is a race. */
+    public int available() {
+        return running.availablePermits();
+    }
+
+    /** Free admission slots (of B + Q), for observation only. */
+    public int availableSlots() {
+        return slots.availablePermits();
+    }
+
+    /** Operations inside the barrier now: admitted and not yet finished (≤ B + Q). */
+    public int inside() {
+        return concurrent + extraSlots - slots.availablePermits();
+    }
+
+    /** Operations holding an execution permit now (≤ B). */
+    public int executing() {
+        return concurrent - running.availablePermits();
+    }
+
+    /** An estimate of the operations waiting for an execution permit, from the fair semaphore's queue. */
+    public int waiting() {
+        return running.getQueueLength();
+    }
+
+    @Override
+    public String toString() {
+        return "Workload[" + bulkhead + "/" + name + ": concurrent=" + concurrent + ", extraSlots=" + extraSlots
+                + ", executing=" + executing() + ", inside=" + inside() + "]";
+    }
+}

@@ -1,0 +1,353 @@
+package dev.dbbulkhead.internal;
+
+import java.sql.Array;
+import java.sql.Blob;
+import java.sql.CallableStatement;
+import java.sql.Clob;
+import java.sql.Connection;
+import java.sql.DatabaseMetaData;
+import java.sql.NClob;
+import java.sql.PreparedStatement;
+import java.sql.SQLClientInfoException;
+import java.sql.SQLException;
+import java.sql.SQLWarning;
+import java.sql.SQLXML;
+import java.sql.Savepoint;
+import java.sql.Statement;
+import java.sql.Struct;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.Executor;
+
+/**
+ * The connection handed to {@code work}: the barrier owns the transaction, so {@code commit}, {@code rollback()},
+ * {@code setAutoCommit} and {@code close} are refused (savepoints, and rolling back to one, stay allowed), and
+ * every call fails once {@code transaction()} has finished with it.
+ *
+ * <p>Used by one thread at a time, like the JDBC connection it wraps; {@link #expire()} may be read by any
+ * thread afterwards, hence the volatile flag.
+ */
+public final class GuardedConnection implements Connection {
+    static final String OWNED = "db-bulkhead owns this transaction: work must not call ";
+    static final String EXPIRED = "this connection belonged to a db-bulkhead transaction that has finished; "
+            + "do not keep the Connection (or its statements) beyond work";
+
+    private final Connection delegate;
+    private volatile boolean expired;
+
+    public GuardedConnection(Connection delegate) {
+        this.delegate = delegate;
+    }
+
+    /** Makes every later call fail: the transaction is over and the connection goes back to the pool. */
+    public void expire() {
+        expired = true;
+    }
+
+    private Connection open() throws SQLException {
+        if (expired) {
+            throw new SQLException(EXPIRED, "08003");
+        }
+        return delegate;
+    }
+
+    private static SQLException refused(String call) {
+        // 25000: invalid transaction state.
+        return new SQLException(OWNED + call + "; it commits when work returns and rolls back when work throws",
+                "25000");
+    }
+
+    @Override
+    public void commit() throws SQLException {
+        open();
+        throw refused("commit()");
+    }
+
+    @Override
+    public void rollback() throws SQLException {
+        open();
+        throw refused("rollback() (throw from work to roll back; rollback(Savepoint) is allowed)");
+    }
+
+    @Override
+    public void setAutoCommit(boolean autoCommit) throws SQLException {
+        open();
+        throw refused("setAutoCommit(" + autoCommit + ")");
+    }
+
+    @Override
+    public void close() throws SQLException {
+        open();
+        throw refused("close() (the connection goes back to the pool when work returns)");
+    }
+
+    @Override
+    public boolean isClosed() throws SQLException {
+        return expired || delegate.isClosed();
+    }
+
+    @Override
+    public void rollback(Savepoint savepoint) throws SQLException {
+        open().rollback(savepoint);
+    }
+
+    @Override
+    public Savepoint setSavepoint() throws SQLException {
+        return open().setSavepoint();
+    }
+
+    @Override
+    public Savepoint setSavepoint(String name) throws SQLException {
+        return open().setSavepoint(name);
+    }
+
+    @Override
+    public void releaseSavepoint(Savepoint savepoint) throws SQLException {
+        open().releaseSavepoint(savepoint);
+    }
+
+    @Override
+    public boolean getAutoCommit() throws SQLException {
+        return open().getAutoCommit();
+    }
+
+    @Override
+    public Statement createStatement() throws SQLException {
+        return open().createStatement();
+    }
+
+    @Override
+    public PreparedStatement prepareStatement(String sql) throws SQLException {
+        return open().prepareStatement(sql);
+    }
+
+    @Override
+    public CallableStatement prepareCall(String sql) throws SQLException {
+        return open().prepareCall(sql);
+    }
+
+    @Override
+    public String nativeSQL(String sql) throws SQLException {
+        return open().nativeSQL(sql);
+    }
+
+    @Override
+    public DatabaseMetaData getMetaData() throws SQLException {
+        return open().getMetaData();
+    }
+
+    @Override
+    public void setReadOnly(boolean readOnly) throws SQLException {
+        open().setReadOnly(readOnly);
+    }
+
+    @Override
+    public boolean isReadOnly() throws SQLException {
+        return open().isReadOnly();
+    }
+
+    @Override
+    public void setCatalog(String catalog) throws SQLException {
+        open().setCatalog(catalog);
+    }
+
+    @Override
+    public String getCatalog() throws SQLException {
+        return open().getCatalog();
+    }
+
+    @Override
+    public void setTransactionIsolation(int level) throws SQLException {
+        open().setTransactionIsolation(level);
+    }
+
+    @Override
+    public int getTransactionIsolation() throws SQLException {
+        return open().getTransactionIsolation();
+    }
+
+    @Override
+    public SQLWarning getWarnings() throws SQLException {
+        return open().getWarnings();
+    }
+
+    @Override
+    public void clearWarnings() throws SQLException {
+        open().clearWarnings();
+    }
+
+    @Override
+    public Statement createStatement(int resultSetType, int resultSetConcurrency) throws SQLException {
+        return open().createStatement(resultSetType, resultSetConcurrency);
+    }
+
+    @Override
+    public PreparedStatement prepareStatement(String sql, int resultSetType, int resultSetConcurrency)
+            throws SQLException {
+        return open().prepareStatement(sql, resultSetType, resultSetConcurrency);
+    }
+
+    @Override
+    public CallableStatement prepareCall(String sql, int resultSetType, int resultSetConcurrency)
+            throws SQLException {
+        return open().prepareCall(sql, resultSetType, resultSetConcurrency);
+    }
+
+    @Override
+    public Map<String, Class<?>> getTypeMap() throws SQLException {
+        return open().getTypeMap();
+    }
+
+    @Override
+    public void setTypeMap(Map<String, Class<?>> map) throws SQLException {
+        open().setTypeMap(map);
+    }
+
+    @Override
+    public void setHoldability(int holdability) throws SQLException {
+        open().setHoldability(holdability);
+    }
+
+    @Override
+    public int getHoldability() throws SQLException {
+        return open().getHoldability();
+    }
+
+    @Override
+    public Statement createStatement(int resultSetType, int resultSetConcurrency, int resultSetHoldability)
+            throws SQLException {
+        return open().createStatement(resultSetType, resultSetConcurrency, resultSetHoldability);
+    }
+
+    @Override
+    public PreparedStatement prepareStatement(String sql, int resultSetType, int resultSetConcurrency,
+            int resultSetHoldability) throws SQLException {
+        return open().prepareStatement(sql, resultSetType, resultSetConcurrency, resultSetHoldability);
+    }
+
+    @Override
+    public CallableStatement prepareCall(String sql, int resultSetType, int resultSetConcurrency,
+            int resultSetHoldability) throws SQLException {
+        return open().prepareCall(sql, resultSetType, resultSetConcurrency, resultSetHoldability);
+    }
+
+    @Override
+    public PreparedStatement prepareStatement(String sql, int autoGeneratedKeys) throws SQLException {
+        return open().prepareStatement(sql, autoGeneratedKeys);
+    }
+
+    @Override
+    public PreparedStatement prepareStatement(String sql, int[] columnIndexes) throws SQLException {
+        return open().prepareStatement(sql, columnIndexes);
+    }
+
+    @Override
+    public PreparedStatement prepareStatement(String sql, String[] columnNames) throws SQLException {
+        return open().prepareStatement(sql, columnNames);
+    }
+
+    @Override
+    public Clob createClob() throws SQLException {
+        return open().createClob();
+    }
+
+    @Override
+    public Blob createBlob() throws SQLException {
+        return open().createBlob();
+    }
+
+    @Override
+    public NClob createNClob() throws SQLException {
+        return open().createNClob();
+    }
+
+    @Override
+    public SQLXML createSQLXML() throws SQLException {
+        return open().createSQLXML();
+    }
+
+    @Override
+    public boolean isValid(int timeout) throws SQLException {
+        return open().isValid(timeout);
+    }
+
+    @Override
+    public void setClientInfo(String name, String value) throws SQLClientInfoException {
+        if (expired) {
+            throw new SQLClientInfoException(EXPIRED, Map.of());
+        }
+        delegate.setClientInfo(name, value);
+    }
+
+    @Override
+    public void setClientInfo(Properties properties) throws SQLClientInfoException {
+        if (expired) {
+            throw new SQLClientInfoException(EXPIRED, Map.of());
+        }
+        delegate.setClientInfo(properties);
+    }
+
+    @Override
+    public String getClientInfo(String name) throws SQLException {
+        return open().getClientInfo(name);
+    }
+
+    @Override
+    public Properties getClientInfo() throws SQLException {
+        return open().getClientInfo();
+    }
+
+    @Override
+    public Array createArrayOf(String typeName, Object[] elements) throws SQLException {
+        return open().createArrayOf(typeName, elements);
+    }
+
+    @Override
+    public Struct createStruct(String typeName, Object[] attributes) throws SQLException {
+        return open().createStruct(typeName, attributes);
+    }
+
+    @Override
+    public void setSchema(String schema) throws SQLException {
+        open().setSchema(schema);
+    }
+
+    @Override
+    public String getSchema() throws SQLException {
+        return open().getSchema();
+    }
+
+    @Override
+    public void abort(Executor executor) throws SQLException {
+        open().abort(executor);
+    }
+
+    @Override
+    public void setNetworkTimeout(Executor executor, int milliseconds) throws SQLException {
+        open().setNetworkTimeout(executor, milliseconds);
+    }
+
+    @Override
+    public int getNetworkTimeout() throws SQLException {
+        return open().getNetworkTimeout();
+    }
+
+    /** Unwrapping reaches the driver's connection (e.g. for COPY); the guard rails do not follow it. */
+    @Override
+    public <T> T unwrap(Class<T> iface) throws SQLException {
+        if (iface.isInstance(this)) {
+            return iface.cast(this);
+        }
+        return open().unwrap(iface);
+    }
+
+    @Override
+    public boolean isWrapperFor(Class<?> iface) throws SQLException {
+        return iface.isInstance(this) || open().isWrapperFor(iface);
+    }
+
+    @Override
+    public String toString() {
+        return "GuardedConnection[" + (expired ? "expired" : delegate) + "]";
+    }
+}

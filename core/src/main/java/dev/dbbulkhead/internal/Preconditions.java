@@ -1,0 +1,46 @@
+package dev.dbbulkhead.internal;
+
+import java.time.Duration;
+import java.util.Objects;
+
+/** Argument checks whose messages name the field and the bad value. */
+public final class Preconditions {
+    private Preconditions() {}
+
+    public static <T> T notNull(T value, String field) {
+        return Objects.requireNonNull(value, () -> field + " must not be null");
+    }
+
+    public static int atLeast(int value, int min, String field) {
+        if (value < min) {
+            throw new IllegalArgumentException(field + " must be >= " + min + ", was " + value);
+        }
+        return value;
+    }
+
+    public static Duration notNegative(Duration value, String field) {
+        notNull(value, field);
+        if (value.isNegative()) {
+            throw new IllegalArgumentException(field + " must not be negative, was " + value);
+        }
+        return value;
+    }
+
+    /** {@code a + b}, or an {@link IllegalArgumentException} naming both fields when it overflows an int. */
+    public static int sum(int a, String fieldA, int b, String fieldB) {
+        long total = (long) a + b;
+        if (total > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException(fieldA + " + " + fieldB + " must fit in an int, was "
+                    + a + " + " + b + " = " + total);
+        }
+        return (int) total;
+    }
+
+    public static String name(String value, String field) {
+        notNull(value, field);
+        if (value.isBlank()) {
+            throw new IllegalArgumentException(field + " must not be blank, was '" + value + "'");
+        }
+        return value;
+    }
+}

@@ -1,0 +1,10 @@
+/**
+ * db-bulkhead: admission control in front of a JDBC connection pool.
+ *
+ * <p>Exports the API package only; {@code dev.dbbulkhead.internal} stays private.
+ */
+module dev.dbbulkhead {
+    requires transitive java.sql;
+
+    exports dev.dbbulkhead;
+}
