@@ -12,7 +12,7 @@ public final class AdmissionFullException extends BulkheadRejectedException {
     }
 
     @Override
-    public Reason reason() {
-        return Reason.ADMISSION_FULL;
+    public RejectionReason reason() {
+        return RejectionReason.ADMISSION_FULL;
     }
 }

@@ -13,16 +13,6 @@ import java.util.concurrent.RejectedExecutionException;
 public abstract sealed class BulkheadRejectedException extends RejectedExecutionException
         permits AdmissionFullException, QueueTimeoutException, DeadlineExceededException {
 
-    /** Why the barrier refused, for metrics and logs. */
-    public enum Reason {
-        /** All B + Q admission slots were taken: rejected at once, without waiting. */
-        ADMISSION_FULL,
-        /** Admitted, but no execution permit freed up within the queue wait. */
-        QUEUE_TIMEOUT,
-        /** The operation's deadline had passed, or passed while waiting, before {@code work} ran. */
-        DEADLINE
-    }
-
     private final String bulkhead;
     private final String workload;
     private final int concurrent;
@@ -36,7 +26,8 @@ public abstract sealed class BulkheadRejectedException extends RejectedExecution
         this.extraSlots = extraSlots;
     }
 
-    public abstract Reason reason();
+    /** Why the barrier refused: never {@link RejectionReason#INTERRUPTED}, which is an {@link InterruptedException}. */
+    public abstract RejectionReason reason();
 
     /** The barrier's name. */
     public String bulkhead() {

@@ -47,7 +47,7 @@ public final class DeadlineExceededException extends BulkheadRejectedException {
     }
 
     @Override
-    public Reason reason() {
-        return Reason.DEADLINE;
+    public RejectionReason reason() {
+        return RejectionReason.DEADLINE;
     }
 }

@@ -22,7 +22,7 @@ public final class QueueTimeoutException extends BulkheadRejectedException {
     }
 
     @Override
-    public Reason reason() {
-        return Reason.QUEUE_TIMEOUT;
+    public RejectionReason reason() {
+        return RejectionReason.QUEUE_TIMEOUT;
     }
 }

@@ -90,6 +90,9 @@ final class TransactionRunner {
         Throwable failure = null;
         long workNanos = 0;
         Restore restore = null;
+        // Settings are restored only once the transaction has ended: setAutoCommit(true) on a connection whose
+        // rollback failed would commit the very work that failed.
+        boolean ended = false;
         try {
             if (deadline != null && deadline.remainingNanos(acquired) <= 0) {
                 outcome = Outcome.NO_CONNECTION;
@@ -108,7 +111,7 @@ final class TransactionRunner {
                 value = work.run(guarded);
                 rejectEscaping(value);
             } catch (Throwable t) {
-                rollbackInto(raw, t);
+                ended = rollbackInto(raw, t);
                 throw t;
             } finally {
                 guarded.expire();
@@ -123,16 +126,17 @@ final class TransactionRunner {
                 var unknown = new CommitOutcomeUnknownException("commit failed (SQLState " + commitFailure.getSQLState()
                         + "); the write may have taken effect: do not retry blindly, read it back or use an "
                         + "idempotency key", commitFailure, false);
-                rollbackInto(raw, unknown);
+                ended = rollbackInto(raw, unknown);
                 throw unknown;
             }
+            ended = true;
             outcome = Outcome.COMMITTED;
             return value;
         } catch (Throwable t) {
             failure = t;
             throw t;
         } finally {
-            SQLException cleanup = restoreAndClose(raw, restore);
+            SQLException cleanup = restoreAndClose(raw, ended ? restore : null);
             try {
                 if (cleanup != null) {
                     if (failure != null) {
@@ -184,11 +188,14 @@ final class TransactionRunner {
         }
     }
 
-    private static void rollbackInto(Connection raw, Throwable failure) {
+    /** Rolls back, attaching a rollback failure to {@code failure}; true when the rollback succeeded. */
+    private static boolean rollbackInto(Connection raw, Throwable failure) {
         try {
             raw.rollback();
+            return true;
         } catch (SQLException | RuntimeException rollbackFailure) {
             failure.addSuppressed(rollbackFailure);
+            return false;
         }
     }
 

@@ -1,0 +1,117 @@
+package dev.dbbulkhead;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatNoException;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.zaxxer.hikari.HikariDataSource;
+import dev.dbbulkhead.testkit.FaultyDataSource;
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** Article point 1 and 6: every bad argument gets its own clear exception and acquires nothing. */
+class ArgumentsContractTest {
+    private static HikariDataSource pool;
+
+    @BeforeAll
+    static void start() {
+        pool = Db.pool(2);
+    }
+
+    @AfterAll
+    static void stop() {
+        pool.close();
+    }
+
+    @Test
+    void nullSourceIsANullPointerExceptionNamingTheSource() {
+        assertThatThrownBy(() -> new DbBulkhead(null, 1, 0))
+                .isInstanceOf(NullPointerException.class).hasMessageContaining("source");
+    }
+
+    @Test
+    void concurrentBelowOneIsRejectedWithTheValue() {
+        assertThatThrownBy(() -> new DbBulkhead(pool, 0, 0))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("concurrent must be >= 1, was 0");
+        assertThatThrownBy(() -> new DbBulkhead(pool, -5, 3))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("concurrent must be >= 1, was -5");
+    }
+
+    @Test
+    void negativeExtraSlotsIsRejectedWithTheValue() {
+        assertThatThrownBy(() -> new DbBulkhead(pool, 1, -1))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("extraSlots must be >= 0, was -1");
+    }
+
+    @Test
+    void admissionOverflowingAnIntIsRejectedWithBothValues() {
+        assertThatThrownBy(() -> new DbBulkhead(pool, Integer.MAX_VALUE, 1))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("must fit in an int")
+                .hasMessageContaining(Integer.MAX_VALUE + " + 1");
+    }
+
+    @Test
+    void theSmallestAndLargestValidCapacitiesAreAccepted() {
+        assertThatNoException().isThrownBy(() -> new DbBulkhead(pool, 1, 0));
+        var huge = new DbBulkhead(pool, Integer.MAX_VALUE - 1, 1);
+        assertThat(huge.availableSlots()).isEqualTo(Integer.MAX_VALUE);
+        assertThat(huge.available()).isEqualTo(Integer.MAX_VALUE - 1);
+    }
+
+    @Test
+    void nullWorkIsANullPointerExceptionAndAcquiresNothing() throws Exception {
+        var probe = new FaultyDataSource(pool);
+        var gate = new DbBulkhead(probe, 1, 1);
+        assertThatThrownBy(() -> gate.transaction(Duration.ZERO, null))
+                .isInstanceOf(NullPointerException.class).hasMessageContaining("work");
+        assertUntouched(gate, probe);
+    }
+
+    @Test
+    void nullQueueWaitIsANullPointerExceptionAndAcquiresNothing() throws Exception {
+        var probe = new FaultyDataSource(pool);
+        var gate = new DbBulkhead(probe, 1, 1);
+        var ran = new AtomicBoolean();
+        assertThatThrownBy(() -> gate.transaction((Duration) null, c -> ran.getAndSet(true)))
+                .isInstanceOf(NullPointerException.class).hasMessageContaining("queueWait");
+        assertThat(ran).isFalse();
+        assertUntouched(gate, probe);
+    }
+
+    @Test
+    void negativeQueueWaitIsAnIllegalArgumentAndAcquiresNothing() throws Exception {
+        var probe = new FaultyDataSource(pool);
+        var gate = new DbBulkhead(probe, 1, 1);
+        var ran = new AtomicBoolean();
+        assertThatThrownBy(() -> gate.transaction(Duration.ofMillis(-1), c -> ran.getAndSet(true)))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("queueWait must not be negative, was PT-0.001S");
+        assertThat(ran).isFalse();
+        assertUntouched(gate, probe);
+    }
+
+    @Test
+    void aHugeQueueWaitIsAcceptedAndSaturates() throws Exception {
+        var gate = new DbBulkhead(pool, 1, 0);
+        int value = gate.transaction(Duration.ofSeconds(Long.MAX_VALUE), c -> 7);
+        assertThat(value).isEqualTo(7);
+        Db.assertAllReleased(gate.defaultWorkload(), pool);
+    }
+
+    private static void assertUntouched(DbBulkhead gate, FaultyDataSource probe) throws Exception {
+        assertThat(gate.available()).isEqualTo(1);
+        assertThat(gate.availableSlots()).isEqualTo(2);
+        assertThat(probe.openConnections()).isZero();
+        // The barrier still works afterwards: nothing was half-taken.
+        int value = gate.transaction(Duration.ZERO, c -> 1);
+        assertThat(value).isEqualTo(1);
+        assertThat(probe.openConnections()).isZero();
+    }
+}

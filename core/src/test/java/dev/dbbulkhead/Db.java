@@ -1,0 +1,80 @@
+package dev.dbbulkhead;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.zaxxer.hikari.HikariDataSource;
+import dev.dbbulkhead.testkit.TestDatabase;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicLong;
+
+/** The real PostgreSQL for core's tests, and the table the tests write to. */
+final class Db {
+    private static final AtomicLong IDS = new AtomicLong(System.nanoTime());
+    private static volatile boolean schemaReady;
+
+    private Db() {}
+
+    static TestDatabase server() {
+        TestDatabase db = TestDatabase.get();
+        if (!schemaReady) {
+            synchronized (Db.class) {
+                if (!schemaReady) {
+                    try (Connection c = db.connect(); var s = c.createStatement()) {
+                        s.execute("CREATE TABLE IF NOT EXISTS bulkhead_items (id bigint PRIMARY KEY, note text)");
+                    } catch (SQLException e) {
+                        throw new IllegalStateException("cannot create the test table on " + db.description(), e);
+                    }
+                    schemaReady = true;
+                }
+            }
+        }
+        return db;
+    }
+
+    static HikariDataSource pool(int size) {
+        return server().pool(size, Duration.ofSeconds(2));
+    }
+
+    static HikariDataSource pool(int size, Duration connectionTimeout) {
+        return server().pool(size, connectionTimeout);
+    }
+
+    /** An id no other test uses. */
+    static long newId() {
+        return IDS.incrementAndGet();
+    }
+
+    static int insert(Connection c, long id) throws SQLException {
+        try (var s = c.prepareStatement("INSERT INTO bulkhead_items (id, note) VALUES (?, 'x')")) {
+            s.setLong(1, id);
+            return s.executeUpdate();
+        }
+    }
+
+    /** How many rows carry {@code id}, read on a fresh connection outside any pool. */
+    static int rows(long id) throws SQLException {
+        try (Connection c = server().connect();
+                var s = c.prepareStatement("SELECT count(*) FROM bulkhead_items WHERE id = ?")) {
+            s.setLong(1, id);
+            try (var r = s.executeQuery()) {
+                r.next();
+                return r.getInt(1);
+            }
+        }
+    }
+
+    /** Every permit back and no connection left active in the pool. */
+    static void assertAllReleased(Workload w, HikariDataSource pool) {
+        assertThat(w.available()).as("free execution permits of %s", w).isEqualTo(w.concurrent());
+        assertThat(w.availableSlots()).as("free admission slots of %s", w)
+                .isEqualTo(w.concurrent() + w.extraSlots());
+        // Hikari returns a connection on close(); the count settles at once, Awaitility only absorbs the
+        // bookkeeping of a connection being evicted on another thread.
+        await().atMost(Duration.ofSeconds(5)).untilAsserted(() ->
+                assertThat(pool.getHikariPoolMXBean().getActiveConnections()).as("active pool connections")
+                        .isZero());
+    }
+}
