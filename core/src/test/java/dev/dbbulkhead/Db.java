@@ -23,7 +23,9 @@ final class Db {
             synchronized (Db.class) {
                 if (!schemaReady) {
                     try (Connection c = db.connect(); var s = c.createStatement()) {
-                        s.execute("CREATE TABLE IF NOT EXISTS bulkhead_items (id bigint PRIMARY KEY, note text)");
+                        // A real server (DB_URL) keeps tables between runs: start from an empty one.
+                        s.execute("DROP TABLE IF EXISTS bulkhead_items");
+                        s.execute("CREATE TABLE bulkhead_items (id bigint PRIMARY KEY, note text)");
                     } catch (SQLException e) {
                         throw new IllegalStateException("cannot create the test table on " + db.description(), e);
                     }
