@@ -1,0 +1,202 @@
+package dev.dbbulkhead;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.zaxxer.hikari.HikariDataSource;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.LockSupport;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** Named workloads with their own budgets over one pool. */
+class WorkloadsTest {
+    private static HikariDataSource pool;
+
+    @BeforeAll
+    static void start() {
+        pool = Db.pool(8);
+    }
+
+    @AfterAll
+    static void stop() {
+        pool.close();
+    }
+
+    @Test
+    void eachWorkloadHasItsOwnBudgetAndTheFirstIsTheDefault() {
+        var gate = DbBulkhead.builder(pool).name("orders")
+                .workload("interactive", 5, 10)
+                .workload("batch", 2, 0)
+                .build();
+        assertThat(gate.defaultWorkload().name()).isEqualTo("interactive");
+        assertThat(gate.available()).isEqualTo(5);
+        assertThat(gate.availableSlots()).isEqualTo(15);
+        assertThat(gate.workload("batch").available()).isEqualTo(2);
+        assertThat(gate.workload("batch").availableSlots()).isEqualTo(2);
+        assertThat(gate.workloads()).extracting(Workload::name).containsExactly("interactive", "batch");
+        assertThat(gate.name()).isEqualTo("orders");
+    }
+
+    @Test
+    void anUnknownWorkloadIsNamedWithTheKnownOnes() {
+        var gate = DbBulkhead.builder(pool).workload("interactive", 1, 0).build();
+        assertThatThrownBy(() -> gate.workload("reports"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("unknown workload 'reports'").hasMessageContaining("[interactive]");
+    }
+
+    @Test
+    void aDuplicateWorkloadIsRejected() {
+        assertThatThrownBy(() -> DbBulkhead.builder(pool).workload("batch", 1, 0).workload("batch", 2, 0))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("workload 'batch' is declared twice");
+    }
+
+    @Test
+    void badWorkloadNumbersNameTheWorkloadTheFieldAndTheValue() {
+        assertThatThrownBy(() -> DbBulkhead.builder(pool).workload("batch", 0, 0))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("workload 'batch': concurrent must be >= 1, was 0");
+        assertThatThrownBy(() -> DbBulkhead.builder(pool).workload("batch", 1, -3))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("workload 'batch': extraSlots must be >= 0, was -3");
+        assertThatThrownBy(() -> DbBulkhead.builder(pool).workload(" ", 1, 0))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("workload name must not be blank, was ' '");
+        assertThatThrownBy(() -> DbBulkhead.builder(pool).workload(null, 1, 0))
+                .isInstanceOf(NullPointerException.class).hasMessage("workload name must not be null");
+    }
+
+    @Test
+    void aBuilderWithoutWorkloadsIsRefused() {
+        assertThatThrownBy(() -> DbBulkhead.builder(pool).build())
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("declare at least one workload");
+    }
+
+    @Test
+    void badBuilderSettingsNameTheFieldAndTheValue() {
+        assertThatThrownBy(() -> DbBulkhead.builder(null)).isInstanceOf(NullPointerException.class)
+                .hasMessage("source must not be null");
+        assertThatThrownBy(() -> DbBulkhead.builder(pool).poolSize(0))
+                .isInstanceOf(IllegalArgumentException.class).hasMessage("poolSize must be >= 1, was 0");
+        assertThatThrownBy(() -> DbBulkhead.builder(pool).name(""))
+                .isInstanceOf(IllegalArgumentException.class).hasMessage("name must not be blank, was ''");
+        assertThatThrownBy(() -> DbBulkhead.builder(pool).listener(null))
+                .isInstanceOf(NullPointerException.class).hasMessage("listener must not be null");
+        assertThatThrownBy(() -> DbBulkhead.builder(pool).sizingHint(Duration.ofMillis(50), Duration.ZERO))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("sizingHint.holdTime must be > 0, was PT0S");
+    }
+
+    @Test
+    void workloadsAddingUpToMoreThanTheHikariPoolSizeAreRefused() {
+        assertThatThrownBy(() -> DbBulkhead.builder(pool).workload("interactive", 6, 10).workload("batch", 3, 0)
+                .build())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("add up to 9 [interactive=6, batch=3], more than the pool size 8");
+        DbBulkhead.builder(pool).workload("interactive", 6, 10).workload("batch", 2, 0).build();
+    }
+
+    @Test
+    void workloadsAddingUpToMoreThanAGivenPoolSizeAreRefused() {
+        var notHikari = new dev.dbbulkhead.testkit.FaultyDataSource(pool);
+        assertThatThrownBy(() -> DbBulkhead.builder(notHikari).poolSize(4).workload("a", 3, 0).workload("b", 2, 0)
+                .build())
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("more than the pool size 4");
+        // Unknown pool size: nothing to check against.
+        DbBulkhead.builder(notHikari).workload("a", 30, 0).workload("b", 20, 0).build();
+    }
+
+    @Test
+    void theQueueRuleOfThumb() {
+        assertThat(Sizing.usefulExtraSlots(4, Duration.ofMillis(50), Duration.ofMillis(22))).isEqualTo(9);
+        assertThat(Sizing.usefulExtraSlots(16, Duration.ofMillis(20), Duration.ofMillis(5))).isEqualTo(64);
+        assertThat(Sizing.usefulExtraSlots(1, Duration.ZERO, Duration.ofMillis(5))).isZero();
+        assertThatThrownBy(() -> Sizing.usefulExtraSlots(0, Duration.ZERO, Duration.ofMillis(5)))
+                .hasMessage("concurrent must be >= 1, was 0");
+    }
+
+    /**
+     * A batch workload flooded far past its budget never takes capacity from the interactive one: every
+     * interactive call succeeds, and neither workload ever has more than its B inside work.
+     */
+    @Test
+    void aBatchWorkloadAtItsLimitNeverTakesCapacityFromTheInteractiveOne() throws Exception {
+        var gate = DbBulkhead.builder(pool).workload("interactive", 4, 8).workload("batch", 2, 0).build();
+        var batch = gate.workload("batch");
+        var interactive = gate.workload("interactive");
+        var inBatch = new AtomicInteger();
+        var maxBatch = new AtomicInteger();
+        var inInteractive = new AtomicInteger();
+        var maxInteractive = new AtomicInteger();
+        var batchRejected = new LongAdder();
+        var batchDone = new LongAdder();
+        var stop = new java.util.concurrent.atomic.AtomicBoolean();
+        var interactiveCalls = new ArrayList<Future<Integer>>();
+        try (var executor = Executors.newVirtualThreadPerTaskExecutor()) {
+            // 20 batch callers, each calling again as soon as it is done or rejected: 10x the batch budget,
+            // for as long as the interactive calls last.
+            var batchLoops = new ArrayList<Future<?>>();
+            for (int i = 0; i < 20; i++) {
+                batchLoops.add(executor.submit(() -> {
+                    while (!stop.get()) {
+                        try {
+                            batch.transaction(Duration.ZERO, c -> sleepCounted(c, 0.02, inBatch, maxBatch));
+                            batchDone.increment();
+                        } catch (RejectedExecutionException e) {
+                            batchRejected.increment();
+                            // Pace the offered load. A rejected caller that spins on Thread.yield() starves
+                            // virtual threads unparked by platform threads (HikariCP's connection hand-off)
+                            // of carriers on a 2-core machine: seen here, not a barrier property.
+                            LockSupport.parkNanos(200_000);
+                        }
+                    }
+                    return null;
+                }));
+            }
+            try {
+                for (int i = 0; i < 60; i++) {
+                    interactiveCalls.add(executor.submit(() -> interactive.transaction(Duration.ofSeconds(5),
+                            c -> sleepCounted(c, 0.005, inInteractive, maxInteractive))));
+                    if (i % 4 == 3) {
+                        interactiveCalls.getLast().get(10, TimeUnit.SECONDS);
+                    }
+                }
+                for (var f : interactiveCalls) {
+                    assertThat(f.get(30, TimeUnit.SECONDS)).isEqualTo(1);
+                }
+            } finally {
+                stop.set(true);
+            }
+            for (var f : batchLoops) {
+                f.get(30, TimeUnit.SECONDS);
+            }
+        }
+        assertThat(batchRejected.sum()).as("the batch workload was saturated").isPositive();
+        assertThat(batchDone.sum()).as("the batch workload kept working at its own budget").isPositive();
+        assertThat(maxBatch.get()).isBetween(1, 2);
+        assertThat(maxInteractive.get()).isBetween(1, 4);
+        Db.assertAllReleased(batch, pool);
+        Db.assertAllReleased(interactive, pool);
+    }
+
+    private static int sleepCounted(java.sql.Connection c, double seconds, AtomicInteger in, AtomicInteger max)
+            throws java.sql.SQLException {
+        max.accumulateAndGet(in.incrementAndGet(), Math::max);
+        try (var s = c.createStatement()) {
+            s.execute("SELECT pg_sleep(" + seconds + ")");
+            return 1;
+        } finally {
+            in.decrementAndGet();
+        }
+    }
+}
