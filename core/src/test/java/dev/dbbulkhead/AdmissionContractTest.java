@@ -15,31 +15,24 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /** Article points 2 and 3: admission slots, the timed wait for an execution permit, and interrupts. */
 class AdmissionContractTest {
     private static final Duration LONG = Duration.ofSeconds(20);
-    private static HikariDataSource pool;
-
-    @BeforeAll
-    static void start() {
-        pool = Db.pool(6);
-    }
-
-    @AfterAll
-    static void stop() {
-        pool.close();
+    @RegisterExtension
+    static final PoolExtension POOL = new PoolExtension(6);
+    private static HikariDataSource pool() {
+        return POOL.get();
     }
 
     @ParameterizedTest
     @EnumSource(Threads.class)
     void admissionFullRejectsAtOnceWithoutWaiting(Threads threads) throws Exception {
-        var probe = new FaultyDataSource(pool);
+        var probe = new FaultyDataSource(pool());
         var gate = new DbBulkhead(probe, 1, 0);
         try (var g = new Gate(threads)) {
             g.hold(gate.defaultWorkload(), 1);
@@ -55,12 +48,12 @@ class AdmissionContractTest {
             assertThat(gate.availableSlots()).isZero();
         }
         await().atMost(Duration.ofSeconds(10)).until(() -> gate.available() == 1);
-        Db.assertAllReleased(gate.defaultWorkload(), pool);
+        Db.assertAllReleased(gate.defaultWorkload(), pool());
     }
 
     @Test
     void admissionFullCarriesTheNumbers() throws Exception {
-        var gate = new DbBulkhead(pool, 2, 3);
+        var gate = new DbBulkhead(pool(), 2, 3);
         try (var g = new Gate()) {
             g.hold(gate.defaultWorkload(), 2);
             for (int i = 0; i < 3; i++) {
@@ -79,7 +72,7 @@ class AdmissionContractTest {
     @Test
     void whileBPlusQAreInsideEveryFurtherCallerIsRejectedAndTheQWaitersSucceedOnceCapacityFrees()
             throws Exception {
-        var gate = new DbBulkhead(pool, 2, 3);
+        var gate = new DbBulkhead(pool(), 2, 3);
         var w = gate.defaultWorkload();
         try (var g = new Gate()) {
             Future<?>[] holders = g.hold(w, 2);
@@ -106,13 +99,13 @@ class AdmissionContractTest {
                 assertThat(Db.rows(id)).isEqualTo(1);
             }
         }
-        Db.assertAllReleased(w, pool);
+        Db.assertAllReleased(w, pool());
     }
 
     @ParameterizedTest
     @EnumSource(Threads.class)
     void queueWaitTimeoutRejectsAfterAboutTheWaitAndReleasesOnlyTheSlot(Threads threads) throws Exception {
-        var probe = new FaultyDataSource(pool);
+        var probe = new FaultyDataSource(pool());
         var gate = new DbBulkhead(probe, 1, 2);
         var w = gate.defaultWorkload();
         try (var g = new Gate(threads)) {
@@ -131,12 +124,12 @@ class AdmissionContractTest {
             assertThat(probe.openConnections()).isEqualTo(1);
         }
         await().atMost(Duration.ofSeconds(10)).until(() -> w.available() == 1);
-        Db.assertAllReleased(w, pool);
+        Db.assertAllReleased(w, pool());
     }
 
     @Test
     void zeroWaitWithEveryExecutionPermitBusyIsAQueueTimeout() throws Exception {
-        var gate = new DbBulkhead(pool, 2, 5);
+        var gate = new DbBulkhead(pool(), 2, 5);
         try (var g = new Gate()) {
             g.hold(gate.defaultWorkload(), 2);
             var rejected = catchRejection(() -> gate.transaction(Duration.ZERO, c -> 0));
@@ -148,15 +141,15 @@ class AdmissionContractTest {
 
     @Test
     void zeroWaitWithAFreePermitRuns() throws Exception {
-        var gate = new DbBulkhead(pool, 1, 0);
+        var gate = new DbBulkhead(pool(), 1, 0);
         String ran = gate.transaction(Duration.ZERO, c -> "ran");
         assertThat(ran).isEqualTo("ran");
-        Db.assertAllReleased(gate.defaultWorkload(), pool);
+        Db.assertAllReleased(gate.defaultWorkload(), pool());
     }
 
     @Test
     void waitersGetTheExecutionPermitInArrivalOrder() throws Exception {
-        var gate = new DbBulkhead(pool, 1, 5);
+        var gate = new DbBulkhead(pool(), 1, 5);
         var order = new ConcurrentLinkedQueue<Integer>();
         try (var g = new Gate()) {
             g.hold(gate.defaultWorkload(), 1);
@@ -180,7 +173,7 @@ class AdmissionContractTest {
     @EnumSource(Threads.class)
     void anInterruptWhileWaitingThrowsInterruptedExceptionAndReleasesOnlyTheSlot(Threads threads)
             throws Exception {
-        var probe = new FaultyDataSource(pool);
+        var probe = new FaultyDataSource(pool());
         var gate = new DbBulkhead(probe, 1, 1);
         var w = gate.defaultWorkload();
         try (var g = new Gate(threads)) {
@@ -199,12 +192,12 @@ class AdmissionContractTest {
             assertThat(probe.openConnections()).isEqualTo(1);
         }
         await().atMost(Duration.ofSeconds(10)).until(() -> w.available() == 1);
-        Db.assertAllReleased(w, pool);
+        Db.assertAllReleased(w, pool());
     }
 
     @Test
     void aCallerAlreadyInterruptedGetsInterruptedExceptionEvenWithAFreePermit() throws Exception {
-        var gate = new DbBulkhead(pool, 1, 0);
+        var gate = new DbBulkhead(pool(), 1, 0);
         var ran = new java.util.concurrent.atomic.AtomicBoolean();
         Thread.currentThread().interrupt();
         try {
@@ -214,12 +207,12 @@ class AdmissionContractTest {
             Thread.interrupted();
         }
         assertThat(ran).isFalse();
-        Db.assertAllReleased(gate.defaultWorkload(), pool);
+        Db.assertAllReleased(gate.defaultWorkload(), pool());
     }
 
     @Test
     void cancellingAWaitingCallerReleasesItsSlot() throws Exception {
-        var gate = new DbBulkhead(pool, 1, 1);
+        var gate = new DbBulkhead(pool(), 1, 1);
         var w = gate.defaultWorkload();
         try (var g = new Gate()) {
             g.hold(w, 1);
@@ -229,7 +222,7 @@ class AdmissionContractTest {
             assertThat(w.available()).isZero();
         }
         await().atMost(Duration.ofSeconds(10)).until(() -> w.available() == 1);
-        Db.assertAllReleased(w, pool);
+        Db.assertAllReleased(w, pool());
     }
 
     static BulkheadRejectedException catchRejection(Callable call) {

@@ -8,22 +8,15 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.dbbulkhead.testkit.FaultyDataSource;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicBoolean;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** Article point 1 and 6: every bad argument gets its own clear exception and acquires nothing. */
 class ArgumentsContractTest {
-    private static HikariDataSource pool;
-
-    @BeforeAll
-    static void start() {
-        pool = Db.pool(2);
-    }
-
-    @AfterAll
-    static void stop() {
-        pool.close();
+    @RegisterExtension
+    static final PoolExtension POOL = new PoolExtension(2);
+    private static HikariDataSource pool() {
+        return POOL.get();
     }
 
     @Test
@@ -34,24 +27,24 @@ class ArgumentsContractTest {
 
     @Test
     void concurrentBelowOneIsRejectedWithTheValue() {
-        assertThatThrownBy(() -> new DbBulkhead(pool, 0, 0))
+        assertThatThrownBy(() -> new DbBulkhead(pool(), 0, 0))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("concurrent must be >= 1, was 0");
-        assertThatThrownBy(() -> new DbBulkhead(pool, -5, 3))
+        assertThatThrownBy(() -> new DbBulkhead(pool(), -5, 3))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("concurrent must be >= 1, was -5");
     }
 
     @Test
     void negativeExtraSlotsIsRejectedWithTheValue() {
-        assertThatThrownBy(() -> new DbBulkhead(pool, 1, -1))
+        assertThatThrownBy(() -> new DbBulkhead(pool(), 1, -1))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("extraSlots must be >= 0, was -1");
     }
 
     @Test
     void admissionOverflowingAnIntIsRejectedWithBothValues() {
-        assertThatThrownBy(() -> new DbBulkhead(pool, Integer.MAX_VALUE, 1))
+        assertThatThrownBy(() -> new DbBulkhead(pool(), Integer.MAX_VALUE, 1))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("must fit in an int")
                 .hasMessageContaining(Integer.MAX_VALUE + " + 1");
@@ -59,15 +52,15 @@ class ArgumentsContractTest {
 
     @Test
     void theSmallestAndLargestValidCapacitiesAreAccepted() {
-        assertThatNoException().isThrownBy(() -> new DbBulkhead(pool, 1, 0));
-        var huge = new DbBulkhead(pool, Integer.MAX_VALUE - 1, 1);
+        assertThatNoException().isThrownBy(() -> new DbBulkhead(pool(), 1, 0));
+        var huge = new DbBulkhead(pool(), Integer.MAX_VALUE - 1, 1);
         assertThat(huge.availableSlots()).isEqualTo(Integer.MAX_VALUE);
         assertThat(huge.available()).isEqualTo(Integer.MAX_VALUE - 1);
     }
 
     @Test
     void nullWorkIsANullPointerExceptionAndAcquiresNothing() throws Exception {
-        var probe = new FaultyDataSource(pool);
+        var probe = new FaultyDataSource(pool());
         var gate = new DbBulkhead(probe, 1, 1);
         assertThatThrownBy(() -> gate.transaction(Duration.ZERO, null))
                 .isInstanceOf(NullPointerException.class).hasMessageContaining("work");
@@ -76,7 +69,7 @@ class ArgumentsContractTest {
 
     @Test
     void nullQueueWaitIsANullPointerExceptionAndAcquiresNothing() throws Exception {
-        var probe = new FaultyDataSource(pool);
+        var probe = new FaultyDataSource(pool());
         var gate = new DbBulkhead(probe, 1, 1);
         var ran = new AtomicBoolean();
         assertThatThrownBy(() -> gate.transaction((Duration) null, c -> ran.getAndSet(true)))
@@ -87,7 +80,7 @@ class ArgumentsContractTest {
 
     @Test
     void negativeQueueWaitIsAnIllegalArgumentAndAcquiresNothing() throws Exception {
-        var probe = new FaultyDataSource(pool);
+        var probe = new FaultyDataSource(pool());
         var gate = new DbBulkhead(probe, 1, 1);
         var ran = new AtomicBoolean();
         assertThatThrownBy(() -> gate.transaction(Duration.ofMillis(-1), c -> ran.getAndSet(true)))
@@ -99,10 +92,10 @@ class ArgumentsContractTest {
 
     @Test
     void aHugeQueueWaitIsAcceptedAndSaturates() throws Exception {
-        var gate = new DbBulkhead(pool, 1, 0);
+        var gate = new DbBulkhead(pool(), 1, 0);
         int value = gate.transaction(Duration.ofSeconds(Long.MAX_VALUE), c -> 7);
         assertThat(value).isEqualTo(7);
-        Db.assertAllReleased(gate.defaultWorkload(), pool);
+        Db.assertAllReleased(gate.defaultWorkload(), pool());
     }
 
     private static void assertUntouched(DbBulkhead gate, FaultyDataSource probe) throws Exception {

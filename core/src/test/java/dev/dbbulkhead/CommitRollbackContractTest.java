@@ -10,82 +10,65 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.stream.Stream;
 import java.util.concurrent.atomic.AtomicReference;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /** Article points 4 and 5: the transaction the barrier owns, on the real PostgreSQL. */
 class CommitRollbackContractTest {
-    private static HikariDataSource pool;
-
-    @BeforeAll
-    static void start() {
-        pool = Db.pool(3);
-    }
-
-    @AfterAll
-    static void stop() {
-        pool.close();
+    @RegisterExtension
+    static final PoolExtension POOL = new PoolExtension(3);
+    private static HikariDataSource pool() {
+        return POOL.get();
     }
 
     @Test
     void workIsCommittedAndItsValueReturned() throws Exception {
-        var gate = new DbBulkhead(pool, 2, 1);
+        var gate = new DbBulkhead(pool(), 2, 1);
         long id = Db.newId();
         int inserted = gate.transaction(Duration.ZERO, c -> Db.insert(c, id));
         assertThat(inserted).isEqualTo(1);
         assertThat(Db.rows(id)).isEqualTo(1);
-        Db.assertAllReleased(gate.defaultWorkload(), pool);
+        Db.assertAllReleased(gate.defaultWorkload(), pool());
     }
 
     @Test
     void workRunsSynchronouslyOnTheCallersThreadWithAutoCommitOff() throws Exception {
-        var gate = new DbBulkhead(pool, 1, 0);
+        var gate = new DbBulkhead(pool(), 1, 0);
         Thread caller = Thread.currentThread();
         var seen = gate.transaction(Duration.ZERO, c -> List.of(Thread.currentThread() == caller, c.getAutoCommit()));
         assertThat(seen).containsExactly(true, false);
     }
 
-    @Test
-    void anSqlExceptionFromWorkRollsBackAndIsRethrownAsIs() {
-        var gate = new DbBulkhead(pool, 1, 0);
+    static Stream<Throwable> workFailures() {
+        return Stream.of(new SQLException("work failed", "22000"), new IllegalStateException("bug in work"),
+                new AssertionError("error in work"));
+    }
+
+    @ParameterizedTest
+    @MethodSource("workFailures")
+    void aFailureThrownByWorkRollsBackAndIsRethrownAsIs(Throwable failure) {
+        var gate = new DbBulkhead(pool(), 1, 0);
         long id = Db.newId();
-        var failure = new SQLException("work failed", "22000");
         assertThatThrownBy(() -> gate.transaction(Duration.ZERO, c -> {
             Db.insert(c, id);
-            throw failure;
+            throw sneaky(failure);
         })).isSameAs(failure);
         assertRolledBack(gate, id);
     }
 
-    @Test
-    void aRuntimeExceptionFromWorkRollsBackAndIsRethrownAsIs() {
-        var gate = new DbBulkhead(pool, 1, 0);
-        long id = Db.newId();
-        var failure = new IllegalStateException("bug in work");
-        assertThatThrownBy(() -> gate.transaction(Duration.ZERO, c -> {
-            Db.insert(c, id);
-            throw failure;
-        })).isSameAs(failure);
-        assertRolledBack(gate, id);
-    }
-
-    @Test
-    void anErrorFromWorkRollsBackAndIsRethrownAsIs() {
-        var gate = new DbBulkhead(pool, 1, 0);
-        long id = Db.newId();
-        var failure = new AssertionError("error in work");
-        assertThatThrownBy(() -> gate.transaction(Duration.ZERO, c -> {
-            Db.insert(c, id);
-            throw failure;
-        })).isSameAs(failure);
-        assertRolledBack(gate, id);
+    /** Throws any throwable from work, whose signature declares only SQLException. */
+    @SuppressWarnings("unchecked")
+    private static <E extends Throwable> RuntimeException sneaky(Throwable t) throws E {
+        throw (E) t;
     }
 
     @Test
     void aServerErrorInWorkRollsBackTheWholeTransaction() {
-        var gate = new DbBulkhead(pool, 1, 0);
+        var gate = new DbBulkhead(pool(), 1, 0);
         long id = Db.newId();
         assertThatThrownBy(() -> gate.transaction(Duration.ZERO, c -> {
             Db.insert(c, id);
@@ -96,7 +79,7 @@ class CommitRollbackContractTest {
 
     @Test
     void aFailingRollbackIsAttachedAsSuppressedToTheOriginal() {
-        var faulty = new FaultyDataSource(pool).fail(Point.ROLLBACK);
+        var faulty = new FaultyDataSource(pool()).fail(Point.ROLLBACK);
         var gate = new DbBulkhead(faulty, 1, 0);
         long id = Db.newId();
         var failure = new SQLException("work failed");
@@ -115,7 +98,7 @@ class CommitRollbackContractTest {
     void permitsAreHeldThroughCommitAndConnectionClose() throws Exception {
         var seen = new ArrayList<String>();
         var gate = new AtomicReference<DbBulkhead>();
-        var faulty = new FaultyDataSource(pool)
+        var faulty = new FaultyDataSource(pool())
                 .onCall(Point.COMMIT, c -> seen.add("commit " + permits(gate.get())))
                 .onCall(Point.CLOSE, c -> seen.add("close " + permits(gate.get())));
         gate.set(new DbBulkhead(faulty, 2, 3));
@@ -128,7 +111,7 @@ class CommitRollbackContractTest {
     void permitsAreHeldThroughRollbackAndConnectionClose() {
         var seen = new ArrayList<String>();
         var gate = new AtomicReference<DbBulkhead>();
-        var faulty = new FaultyDataSource(pool)
+        var faulty = new FaultyDataSource(pool())
                 .onCall(Point.ROLLBACK, c -> seen.add("rollback " + permits(gate.get())))
                 .onCall(Point.CLOSE, c -> seen.add("close " + permits(gate.get())));
         gate.set(new DbBulkhead(faulty, 1, 0));
@@ -141,24 +124,24 @@ class CommitRollbackContractTest {
 
     @Test
     void aFailingSetAutoCommitClosesTheConnectionAndReleasesThePermits() {
-        var faulty = new FaultyDataSource(pool).fail(Point.SET_AUTO_COMMIT);
+        var faulty = new FaultyDataSource(pool()).fail(Point.SET_AUTO_COMMIT);
         var gate = new DbBulkhead(faulty, 1, 1);
         var ran = new AtomicReference<Boolean>(false);
         assertThatThrownBy(() -> gate.transaction(Duration.ZERO, c -> ran.getAndSet(true)))
                 .isInstanceOf(SQLException.class).hasMessageContaining("SET_AUTO_COMMIT");
         assertThat(ran.get()).isFalse();
         assertThat(faulty.openConnections()).isZero();
-        Db.assertAllReleased(gate.defaultWorkload(), pool);
+        Db.assertAllReleased(gate.defaultWorkload(), pool());
     }
 
     @Test
     void theConnectionGoesBackToThePoolWithAutoCommitRestored() throws Exception {
-        var gate = new DbBulkhead(pool, 1, 0);
+        var gate = new DbBulkhead(pool(), 1, 0);
         gate.transaction(Duration.ZERO, c -> Db.insert(c, Db.newId()));
-        try (var c = pool.getConnection()) {
+        try (var c = pool().getConnection()) {
             assertThat(c.getAutoCommit()).isTrue();
         }
-        Db.assertAllReleased(gate.defaultWorkload(), pool);
+        Db.assertAllReleased(gate.defaultWorkload(), pool());
     }
 
     private static String permits(DbBulkhead gate) {
@@ -171,6 +154,6 @@ class CommitRollbackContractTest {
         } catch (SQLException e) {
             throw new AssertionError(e);
         }
-        Db.assertAllReleased(gate.defaultWorkload(), pool);
+        Db.assertAllReleased(gate.defaultWorkload(), pool());
     }
 }

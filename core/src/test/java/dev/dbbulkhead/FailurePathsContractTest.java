@@ -16,30 +16,23 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import javax.sql.DataSource;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The article's failure conditions on the real PostgreSQL: cancellation while work runs, server-side statement
  * timeout, pool exhaustion, and connection acquisition, commit and close failures.
  */
 class FailurePathsContractTest {
-    private static HikariDataSource pool;
-
-    @BeforeAll
-    static void start() {
-        pool = Db.pool(4);
-    }
-
-    @AfterAll
-    static void stop() {
-        pool.close();
+    @RegisterExtension
+    static final PoolExtension POOL = new PoolExtension(4);
+    private static HikariDataSource pool() {
+        return POOL.get();
     }
 
     @Test
     void cancellingACallerWhoseWorkRunsReleasesNothingUntilTheWorkEnds() throws Exception {
-        var gate = new DbBulkhead(pool, 1, 1);
+        var gate = new DbBulkhead(pool(), 1, 1);
         var w = gate.defaultWorkload();
         long id = Db.newId();
         var entered = new CountDownLatch(1);
@@ -72,12 +65,12 @@ class FailurePathsContractTest {
             await().atMost(Duration.ofSeconds(10)).until(() -> w.available() == 1 && w.availableSlots() == 2);
         }
         assertThat(Db.rows(id)).as("the abandoned work still committed, once").isEqualTo(1);
-        Db.assertAllReleased(w, pool);
+        Db.assertAllReleased(w, pool());
     }
 
     @Test
     void aServerSideStatementTimeoutFailsWith57014AndTheNextTransactionWorks() throws Exception {
-        var gate = new DbBulkhead(pool, 1, 0);
+        var gate = new DbBulkhead(pool(), 1, 0);
         assertThatThrownBy(() -> gate.transaction(Duration.ZERO, c -> {
             try (var s = c.createStatement()) {
                 s.execute("SET LOCAL statement_timeout = '100ms'");
@@ -86,7 +79,7 @@ class FailurePathsContractTest {
             return null;
         })).isInstanceOf(SQLException.class)
                 .satisfies(e -> assertThat(((SQLException) e).getSQLState()).isEqualTo("57014"));
-        Db.assertAllReleased(gate.defaultWorkload(), pool);
+        Db.assertAllReleased(gate.defaultWorkload(), pool());
         String after = gate.transaction(Duration.ZERO, c -> {
             try (var s = c.createStatement(); var r = s.executeQuery("SHOW statement_timeout")) {
                 r.next();
@@ -94,7 +87,7 @@ class FailurePathsContractTest {
             }
         });
         assertThat(after).as("SET LOCAL ended with the failed transaction").isEqualTo("0");
-        Db.assertAllReleased(gate.defaultWorkload(), pool);
+        Db.assertAllReleased(gate.defaultWorkload(), pool());
     }
 
     @Test
@@ -118,18 +111,18 @@ class FailurePathsContractTest {
 
     @Test
     void aGetConnectionSqlExceptionIsRethrownAndRestoresThePermits() {
-        var faulty = new FaultyDataSource(pool).fail(Point.GET_CONNECTION);
+        var faulty = new FaultyDataSource(pool()).fail(Point.GET_CONNECTION);
         var gate = new DbBulkhead(faulty, 2, 1);
         var ran = new AtomicBoolean();
         assertThatThrownBy(() -> gate.transaction(Duration.ZERO, c -> ran.getAndSet(true)))
                 .isInstanceOf(SQLException.class).hasMessageContaining("GET_CONNECTION");
         assertThat(ran).isFalse();
-        Db.assertAllReleased(gate.defaultWorkload(), pool);
+        Db.assertAllReleased(gate.defaultWorkload(), pool());
     }
 
     @Test
     void aGetConnectionRuntimeExceptionIsRethrownAndRestoresThePermits() {
-        DataSource broken = new FaultyDataSource(pool).onCall(Point.GET_CONNECTION, c -> {
+        DataSource broken = new FaultyDataSource(pool()).onCall(Point.GET_CONNECTION, c -> {
             throw new IllegalStateException("pool is shut down");
         });
         var gate = new DbBulkhead(broken, 1, 0);
@@ -140,7 +133,7 @@ class FailurePathsContractTest {
 
     @Test
     void aFailedCommitIsReportedAsOutcomeUnknownAndRestoresThePermits() {
-        var faulty = new FaultyDataSource(pool).fail(Point.COMMIT);
+        var faulty = new FaultyDataSource(pool()).fail(Point.COMMIT);
         var gate = new DbBulkhead(faulty, 1, 0);
         long id = Db.newId();
         assertThatThrownBy(() -> gate.transaction(Duration.ZERO, c -> Db.insert(c, id)))
@@ -149,23 +142,23 @@ class FailurePathsContractTest {
                 .satisfies(e -> assertThat(((CommitOutcomeUnknownException) e).commitAcknowledged()).isFalse())
                 .cause().hasMessageContaining("injected fault at COMMIT");
         assertThat(faulty.openConnections()).isZero();
-        Db.assertAllReleased(gate.defaultWorkload(), pool);
+        Db.assertAllReleased(gate.defaultWorkload(), pool());
     }
 
     @Test
     void aLostCommitAcknowledgementIsOutcomeUnknownAndTheWriteIsThere() throws Exception {
-        var faulty = new FaultyDataSource(pool).fail(Point.COMMIT_AFTER);
+        var faulty = new FaultyDataSource(pool()).fail(Point.COMMIT_AFTER);
         var gate = new DbBulkhead(faulty, 1, 0);
         long id = Db.newId();
         assertThatThrownBy(() -> gate.transaction(Duration.ZERO, c -> Db.insert(c, id)))
                 .isInstanceOf(CommitOutcomeUnknownException.class);
         assertThat(Db.rows(id)).as("committed although the caller got an exception").isEqualTo(1);
-        Db.assertAllReleased(gate.defaultWorkload(), pool);
+        Db.assertAllReleased(gate.defaultWorkload(), pool());
     }
 
     @Test
     void aCloseFailureAfterCommitIsOutcomeUnknownWithTheCommitAcknowledged() throws Exception {
-        var faulty = new FaultyDataSource(pool).fail(Point.CLOSE);
+        var faulty = new FaultyDataSource(pool()).fail(Point.CLOSE);
         var gate = new DbBulkhead(faulty, 1, 0);
         long id = Db.newId();
         assertThatThrownBy(() -> gate.transaction(Duration.ZERO, c -> Db.insert(c, id)))
@@ -173,12 +166,12 @@ class FailurePathsContractTest {
                 .satisfies(e -> assertThat(((CommitOutcomeUnknownException) e).commitAcknowledged()).isTrue());
         assertThat(Db.rows(id)).isEqualTo(1);
         assertThat(faulty.openConnections()).isZero();
-        Db.assertAllReleased(gate.defaultWorkload(), pool);
+        Db.assertAllReleased(gate.defaultWorkload(), pool());
     }
 
     @Test
     void aCloseFailureAfterAFailedWorkIsSuppressedUnderTheOriginal() {
-        var faulty = new FaultyDataSource(pool).fail(Point.CLOSE);
+        var faulty = new FaultyDataSource(pool()).fail(Point.CLOSE);
         var gate = new DbBulkhead(faulty, 1, 0);
         var failure = new SQLException("work failed");
         assertThatThrownBy(() -> gate.transaction(Duration.ZERO, c -> {
@@ -186,12 +179,12 @@ class FailurePathsContractTest {
         })).isSameAs(failure);
         assertThat(failure.getSuppressed()).extracting(Throwable::getMessage)
                 .containsExactly("injected fault at CLOSE");
-        Db.assertAllReleased(gate.defaultWorkload(), pool);
+        Db.assertAllReleased(gate.defaultWorkload(), pool());
     }
 
     @Test
     void repeatedFailuresNeverShrinkOrGrowTheBarrier() throws Exception {
-        var faulty = new FaultyDataSource(pool, 42)
+        var faulty = new FaultyDataSource(pool(), 42)
                 .fail(Point.GET_CONNECTION, 0.2).fail(Point.COMMIT, 0.2).fail(Point.CLOSE, 0.2);
         var gate = new DbBulkhead(faulty, 2, 2);
         int failures = 0;
@@ -206,6 +199,6 @@ class FailurePathsContractTest {
         }
         assertThat(failures).isBetween(40, 160);
         assertThat(faulty.openConnections()).isZero();
-        Db.assertAllReleased(gate.defaultWorkload(), pool);
+        Db.assertAllReleased(gate.defaultWorkload(), pool());
     }
 }

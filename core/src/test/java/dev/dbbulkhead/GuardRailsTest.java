@@ -15,30 +15,23 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.IntStream;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /** The barrier owns the transaction: what work may not do, and what happens when it tries. */
 class GuardRailsTest {
-    private static HikariDataSource pool;
-
-    @BeforeAll
-    static void start() {
-        pool = Db.pool(3);
-    }
-
-    @AfterAll
-    static void stop() {
-        pool.close();
+    @RegisterExtension
+    static final PoolExtension POOL = new PoolExtension(3);
+    private static HikariDataSource pool() {
+        return POOL.get();
     }
 
     @ParameterizedTest
     @ValueSource(strings = {"commit", "rollback", "setAutoCommit", "close"})
     void workCannotEndTheTransactionItself(String call) throws Exception {
-        var gate = new DbBulkhead(pool, 1, 0);
+        var gate = new DbBulkhead(pool(), 1, 0);
         long id = Db.newId();
         assertThatThrownBy(() -> gate.transaction(Duration.ZERO, c -> {
             Db.insert(c, id);
@@ -53,12 +46,12 @@ class GuardRailsTest {
                 .hasMessageContaining("db-bulkhead owns this transaction: work must not call " + call)
                 .satisfies(e -> assertThat(((SQLException) e).getSQLState()).isEqualTo("25000"));
         assertThat(Db.rows(id)).as("the refused call ended nothing; the failure rolled back").isZero();
-        Db.assertAllReleased(gate.defaultWorkload(), pool);
+        Db.assertAllReleased(gate.defaultWorkload(), pool());
     }
 
     @Test
     void savepointsAndRollingBackToOneStayAllowed() throws Exception {
-        var gate = new DbBulkhead(pool, 1, 0);
+        var gate = new DbBulkhead(pool(), 1, 0);
         long kept = Db.newId();
         long undone = Db.newId();
         gate.transaction(Duration.ZERO, c -> {
@@ -74,7 +67,7 @@ class GuardRailsTest {
 
     @Test
     void theConnectionFailsClearlyOnceTransactionHasReturned() throws Exception {
-        var gate = new DbBulkhead(pool, 1, 0);
+        var gate = new DbBulkhead(pool(), 1, 0);
         var kept = new AtomicReference<Connection>();
         gate.transaction(Duration.ZERO, c -> {
             kept.set(c);
@@ -92,7 +85,7 @@ class GuardRailsTest {
 
     @Test
     void workReturningAJdbcResourceOrAStreamIsRolledBackWithAnExplanation() throws Exception {
-        var gate = new DbBulkhead(pool, 1, 0);
+        var gate = new DbBulkhead(pool(), 1, 0);
         var names = new ArrayList<String>();
         for (var escape : escaping()) {
             long id = Db.newId();
@@ -106,12 +99,12 @@ class GuardRailsTest {
             assertThat(Db.rows(id)).isZero();
         }
         assertThat(names).hasSize(5);
-        Db.assertAllReleased(gate.defaultWorkload(), pool);
+        Db.assertAllReleased(gate.defaultWorkload(), pool());
     }
 
     @Test
     void reEnteringTheSameWorkloadFromItsOwnWorkFailsAtOnceInsteadOfDeadlocking() throws Exception {
-        var gate = new DbBulkhead(pool, 1, 0);
+        var gate = new DbBulkhead(pool(), 1, 0);
         long id = Db.newId();
         var inner = new AtomicReference<Throwable>();
         gate.transaction(Duration.ZERO, c -> {
@@ -126,23 +119,23 @@ class GuardRailsTest {
                 .hasMessageContaining("re-entered from inside its own work on the same thread")
                 .hasMessageContaining("'default' -> 'default'");
         assertThat(Db.rows(id)).as("the outer transaction went on and committed").isEqualTo(1);
-        Db.assertAllReleased(gate.defaultWorkload(), pool);
+        Db.assertAllReleased(gate.defaultWorkload(), pool());
     }
 
     @Test
     void reEnteringAnotherWorkloadOfTheSameBarrierFailsToo() throws Exception {
-        var gate = DbBulkhead.builder(pool).workload("interactive", 1, 0).workload("batch", 1, 0).build();
+        var gate = DbBulkhead.builder(pool()).workload("interactive", 1, 0).workload("batch", 1, 0).build();
         assertThatThrownBy(() -> gate.workload("interactive").transaction(Duration.ZERO,
                 c -> nested(gate.workload("batch"), c2 -> 1)))
                 .isInstanceOf(IllegalStateException.class).hasMessageContaining("'interactive' -> 'batch'");
-        Db.assertAllReleased(gate.workload("batch"), pool);
-        Db.assertAllReleased(gate.workload("interactive"), pool);
+        Db.assertAllReleased(gate.workload("batch"), pool());
+        Db.assertAllReleased(gate.workload("interactive"), pool());
     }
 
     @Test
     void anotherBarrierMayBeCalledFromWork() throws Exception {
-        var first = new DbBulkhead(pool, 1, 0);
-        var second = new DbBulkhead(pool, 1, 0);
+        var first = new DbBulkhead(pool(), 1, 0);
+        var second = new DbBulkhead(pool(), 1, 0);
         int value = first.transaction(Duration.ZERO, c -> nested(second.defaultWorkload(), c2 -> 5));
         assertThat(value).isEqualTo(5);
     }
@@ -150,7 +143,7 @@ class GuardRailsTest {
     @Test
     void readOnlyAndIsolationApplyInsideAndAreRestoredBeforeTheConnectionGoesBack() throws Exception {
         var atClose = new ArrayList<String>();
-        var probe = new FaultyDataSource(pool).onCall(Point.CLOSE, c -> {
+        var probe = new FaultyDataSource(pool()).onCall(Point.CLOSE, c -> {
             try {
                 atClose.add(c.isReadOnly() + "/" + c.getTransactionIsolation() + "/" + c.getAutoCommit());
             } catch (SQLException e) {
@@ -173,14 +166,14 @@ class GuardRailsTest {
 
     @Test
     void aWriteInAReadOnlyTransactionFailsAndRollsBack() throws Exception {
-        var gate = new DbBulkhead(pool, 1, 0);
+        var gate = new DbBulkhead(pool(), 1, 0);
         long id = Db.newId();
         assertThatThrownBy(() -> gate.transaction(TransactionOptions.queueWait(Duration.ZERO).readOnly(),
                 c -> Db.insert(c, id)))
                 .isInstanceOf(SQLException.class)
                 .satisfies(e -> assertThat(((SQLException) e).getSQLState()).isEqualTo("25006"));
         assertThat(Db.rows(id)).isZero();
-        Db.assertAllReleased(gate.defaultWorkload(), pool);
+        Db.assertAllReleased(gate.defaultWorkload(), pool());
     }
 
     /** A transaction called from inside another one's work. */

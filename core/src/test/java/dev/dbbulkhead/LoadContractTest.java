@@ -17,24 +17,17 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 /** Many real callers at once on the real PostgreSQL: the bounds hold and every permit comes back. */
 class LoadContractTest {
-    private static HikariDataSource pool;
-
-    @BeforeAll
-    static void start() {
-        pool = Db.pool(6);
-    }
-
-    @AfterAll
-    static void stop() {
-        pool.close();
+    @RegisterExtension
+    static final PoolExtension POOL = new PoolExtension(6);
+    private static HikariDataSource pool() {
+        return POOL.get();
     }
 
     @ParameterizedTest(name = "{0} callers on {1} threads")
@@ -42,7 +35,7 @@ class LoadContractTest {
     void manyCallersNeverHaveMoreThanBInsideWorkAndEverySuccessCommitsExactlyOnce(int callers, Threads threads)
             throws Exception {
         int b = 4;
-        var gate = new DbBulkhead(pool, b, 12);
+        var gate = new DbBulkhead(pool(), b, 12);
         var inWork = new AtomicInteger();
         var maxInWork = new AtomicInteger();
         var succeeded = ConcurrentHashMap.<Long>newKeySet();
@@ -80,12 +73,12 @@ class LoadContractTest {
         assertThat(succeeded).isNotEmpty();
         assertThat(countRows(succeeded)).as("each succeeded write committed exactly once").isEqualTo(succeeded.size());
         assertThat(countRows(rejected)).as("no rejected call wrote anything").isZero();
-        Db.assertAllReleased(gate.defaultWorkload(), pool);
+        Db.assertAllReleased(gate.defaultWorkload(), pool());
     }
 
     @Test
     void hundredsOfMixedFailuresFromVirtualThreadsLeaveEveryPermitAndConnectionBack() throws Exception {
-        var gate = new DbBulkhead(pool, 3, 6);
+        var gate = new DbBulkhead(pool(), 3, 6);
         var random = new Random(7);
         var outcomes = new ConcurrentHashMap<String, LongAdder>();
         var futures = new ArrayList<Future<?>>();
@@ -118,7 +111,7 @@ class LoadContractTest {
         }
         assertThat(outcomes).containsKeys("ok", "failed");
         assertThat(outcomes.values().stream().mapToLong(LongAdder::sum).sum()).isGreaterThanOrEqualTo(600);
-        Db.assertAllReleased(gate.defaultWorkload(), pool);
+        Db.assertAllReleased(gate.defaultWorkload(), pool());
     }
 
     private static Object mixedWork(java.sql.Connection c, int kind, long id) throws SQLException {
@@ -145,7 +138,7 @@ class LoadContractTest {
     void shortTimedWaitsRacingReleasesAndInterruptsEndWithEveryPermitBack() throws Exception {
         int b = 2;
         int q = 3;
-        var gate = new DbBulkhead(pool, b, q);
+        var gate = new DbBulkhead(pool(), b, q);
         var w = gate.defaultWorkload();
         long[] waits = {0, 1_000, 10_000, 100_000, 1_000_000};
         var inWork = new AtomicInteger();
@@ -195,7 +188,7 @@ class LoadContractTest {
         assertThat(interrupted.sum()).as("the interrupter hit waiting callers").isPositive();
         assertThat(rejected.sum()).isPositive();
         assertThat(maxInWork.get()).isLessThanOrEqualTo(b);
-        Db.assertAllReleased(w, pool);
+        Db.assertAllReleased(w, pool());
     }
 
     private static void count(ConcurrentHashMap<String, LongAdder> outcomes, String key) {

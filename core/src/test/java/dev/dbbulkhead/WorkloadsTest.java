@@ -13,27 +13,20 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** Named workloads with their own budgets over one pool. */
 class WorkloadsTest {
-    private static HikariDataSource pool;
-
-    @BeforeAll
-    static void start() {
-        pool = Db.pool(8);
-    }
-
-    @AfterAll
-    static void stop() {
-        pool.close();
+    @RegisterExtension
+    static final PoolExtension POOL = new PoolExtension(8);
+    private static HikariDataSource pool() {
+        return POOL.get();
     }
 
     @Test
     void eachWorkloadHasItsOwnBudgetAndTheFirstIsTheDefault() {
-        var gate = DbBulkhead.builder(pool).name("orders")
+        var gate = DbBulkhead.builder(pool()).name("orders")
                 .workload("interactive", 5, 10)
                 .workload("batch", 2, 0)
                 .build();
@@ -48,7 +41,7 @@ class WorkloadsTest {
 
     @Test
     void anUnknownWorkloadIsNamedWithTheKnownOnes() {
-        var gate = DbBulkhead.builder(pool).workload("interactive", 1, 0).build();
+        var gate = DbBulkhead.builder(pool()).workload("interactive", 1, 0).build();
         assertThatThrownBy(() -> gate.workload("reports"))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("unknown workload 'reports'").hasMessageContaining("[interactive]");
@@ -56,29 +49,29 @@ class WorkloadsTest {
 
     @Test
     void aDuplicateWorkloadIsRejected() {
-        assertThatThrownBy(() -> DbBulkhead.builder(pool).workload("batch", 1, 0).workload("batch", 2, 0))
+        assertThatThrownBy(() -> DbBulkhead.builder(pool()).workload("batch", 1, 0).workload("batch", 2, 0))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessage("workload 'batch' is declared twice");
     }
 
     @Test
     void badWorkloadNumbersNameTheWorkloadTheFieldAndTheValue() {
-        assertThatThrownBy(() -> DbBulkhead.builder(pool).workload("batch", 0, 0))
+        assertThatThrownBy(() -> DbBulkhead.builder(pool()).workload("batch", 0, 0))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessage("workload 'batch': concurrent must be >= 1, was 0");
-        assertThatThrownBy(() -> DbBulkhead.builder(pool).workload("batch", 1, -3))
+        assertThatThrownBy(() -> DbBulkhead.builder(pool()).workload("batch", 1, -3))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessage("workload 'batch': extraSlots must be >= 0, was -3");
-        assertThatThrownBy(() -> DbBulkhead.builder(pool).workload(" ", 1, 0))
+        assertThatThrownBy(() -> DbBulkhead.builder(pool()).workload(" ", 1, 0))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessage("workload name must not be blank, was ' '");
-        assertThatThrownBy(() -> DbBulkhead.builder(pool).workload(null, 1, 0))
+        assertThatThrownBy(() -> DbBulkhead.builder(pool()).workload(null, 1, 0))
                 .isInstanceOf(NullPointerException.class).hasMessage("workload name must not be null");
     }
 
     @Test
     void aBuilderWithoutWorkloadsIsRefused() {
-        assertThatThrownBy(() -> DbBulkhead.builder(pool).build())
+        assertThatThrownBy(() -> DbBulkhead.builder(pool()).build())
                 .isInstanceOf(IllegalStateException.class).hasMessageContaining("declare at least one workload");
     }
 
@@ -86,29 +79,29 @@ class WorkloadsTest {
     void badBuilderSettingsNameTheFieldAndTheValue() {
         assertThatThrownBy(() -> DbBulkhead.builder(null)).isInstanceOf(NullPointerException.class)
                 .hasMessage("source must not be null");
-        assertThatThrownBy(() -> DbBulkhead.builder(pool).poolSize(0))
+        assertThatThrownBy(() -> DbBulkhead.builder(pool()).poolSize(0))
                 .isInstanceOf(IllegalArgumentException.class).hasMessage("poolSize must be >= 1, was 0");
-        assertThatThrownBy(() -> DbBulkhead.builder(pool).name(""))
+        assertThatThrownBy(() -> DbBulkhead.builder(pool()).name(""))
                 .isInstanceOf(IllegalArgumentException.class).hasMessage("name must not be blank, was ''");
-        assertThatThrownBy(() -> DbBulkhead.builder(pool).listener(null))
+        assertThatThrownBy(() -> DbBulkhead.builder(pool()).listener(null))
                 .isInstanceOf(NullPointerException.class).hasMessage("listener must not be null");
-        assertThatThrownBy(() -> DbBulkhead.builder(pool).sizingHint(Duration.ofMillis(50), Duration.ZERO))
+        assertThatThrownBy(() -> DbBulkhead.builder(pool()).sizingHint(Duration.ofMillis(50), Duration.ZERO))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessage("sizingHint.holdTime must be > 0, was PT0S");
     }
 
     @Test
     void workloadsAddingUpToMoreThanTheHikariPoolSizeAreRefused() {
-        assertThatThrownBy(() -> DbBulkhead.builder(pool).workload("interactive", 6, 10).workload("batch", 3, 0)
+        assertThatThrownBy(() -> DbBulkhead.builder(pool()).workload("interactive", 6, 10).workload("batch", 3, 0)
                 .build())
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("add up to 9 [interactive=6, batch=3], more than the pool size 8");
-        DbBulkhead.builder(pool).workload("interactive", 6, 10).workload("batch", 2, 0).build();
+        DbBulkhead.builder(pool()).workload("interactive", 6, 10).workload("batch", 2, 0).build();
     }
 
     @Test
     void workloadsAddingUpToMoreThanAGivenPoolSizeAreRefused() {
-        var notHikari = new dev.dbbulkhead.testkit.FaultyDataSource(pool);
+        var notHikari = new dev.dbbulkhead.testkit.FaultyDataSource(pool());
         assertThatThrownBy(() -> DbBulkhead.builder(notHikari).poolSize(4).workload("a", 3, 0).workload("b", 2, 0)
                 .build())
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("more than the pool size 4");
@@ -131,7 +124,7 @@ class WorkloadsTest {
      */
     @Test
     void aBatchWorkloadAtItsLimitNeverTakesCapacityFromTheInteractiveOne() throws Exception {
-        var gate = DbBulkhead.builder(pool).workload("interactive", 4, 8).workload("batch", 2, 0).build();
+        var gate = DbBulkhead.builder(pool()).workload("interactive", 4, 8).workload("batch", 2, 0).build();
         var batch = gate.workload("batch");
         var interactive = gate.workload("interactive");
         var inBatch = new AtomicInteger();
@@ -185,8 +178,8 @@ class WorkloadsTest {
         assertThat(batchDone.sum()).as("the batch workload kept working at its own budget").isPositive();
         assertThat(maxBatch.get()).isBetween(1, 2);
         assertThat(maxInteractive.get()).isBetween(1, 4);
-        Db.assertAllReleased(batch, pool);
-        Db.assertAllReleased(interactive, pool);
+        Db.assertAllReleased(batch, pool());
+        Db.assertAllReleased(interactive, pool());
     }
 
     private static int sleepCounted(java.sql.Connection c, double seconds, AtomicInteger in, AtomicInteger max)
