@@ -23,8 +23,8 @@ final class TransactionRunner {
     private final boolean timed;
     private final boolean statementTimeouts;
     private final boolean lockTimeouts;
-    /** The workload whose work this thread is running: the barrier is not reentrant. */
-    private final ThreadLocal<Workload> inside = new ThreadLocal<>();
+    /** Per thread: the workload whose work this thread is running, if any. The barrier is not reentrant. */
+    private final ThreadLocal<Frame> frames = ThreadLocal.withInitial(Frame::new);
     /** Whether the database is PostgreSQL; learnt from the first connection that needs to know. */
     private volatile Boolean postgres;
 
@@ -50,9 +50,18 @@ final class TransactionRunner {
         return timed;
     }
 
-    /** Fails at once when this thread is inside work of the same barrier, instead of deadlocking. */
-    void checkNotReentrant(Workload target) {
-        Workload current = inside.get();
+    /** What one thread is doing in this barrier; read and written by that thread only. */
+    static final class Frame {
+        Workload active;
+    }
+
+    /**
+     * This thread's frame, after checking that it is not inside work of the same barrier: a reentrant call fails
+     * at once instead of deadlocking. One thread-local lookup per operation; the frame's field does the rest.
+     */
+    Frame enter(Workload target) {
+        Frame frame = frames.get();
+        Workload current = frame.active;
         if (current != null) {
             throw new IllegalStateException("db-bulkhead '" + target.bulkheadName() + "' re-entered from inside "
                     + "its own work on the same thread (workload '" + current.name() + "' -> '" + target.name()
@@ -60,11 +69,12 @@ final class TransactionRunner {
                     + "thread already holds can deadlock. Do all the work in one transaction, or call the second "
                     + "one after the first returns.");
         }
+        return frame;
     }
 
-    <T> T run(Workload workload, Deadline deadline, TransactionOptions options, SqlWork<T> work)
+    <T> T run(Frame frame, Workload workload, Deadline deadline, TransactionOptions options, SqlWork<T> work)
             throws SQLException {
-        inside.set(workload);
+        frame.active = workload;
         try {
             long requested = timed ? clock.getAsLong() : 0;
             Connection raw;
@@ -80,7 +90,7 @@ final class TransactionRunner {
             }
             return inTransaction(workload, raw, acquired, deadline, options, work);
         } finally {
-            inside.remove();
+            frame.active = null;
         }
     }
 

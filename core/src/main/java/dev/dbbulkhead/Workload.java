@@ -1,11 +1,10 @@
 package dev.dbbulkhead;
 
 import dev.dbbulkhead.DbBulkhead.SqlWork;
+import dev.dbbulkhead.internal.Permits;
 import dev.dbbulkhead.internal.Preconditions;
 import java.sql.SQLException;
 import java.time.Duration;
-import java.util.concurrent.Semaphore;
-import java.util.concurrent.TimeUnit;
 
 /**
  * One workload's budget inside a {@link DbBulkhead}: B execution permits ({@link #concurrent()}) and B + Q
@@ -19,16 +18,16 @@ import java.util.concurrent.TimeUnit;
  * thread that took it: a caller that gives up (e.g. {@code Future.cancel(true)}) releases nothing while its work
  * still runs.
  *
- * <p>Thread-safe. The permit path takes no lock (it cannot pin a virtual thread) and allocates nothing beyond
- * what {@link Semaphore} does when a caller must wait.
+ * <p>Thread-safe. An operation that does not wait costs one CAS to enter and one to leave, takes no lock and
+ * allocates nothing; one that waits allocates its queue node, as a {@code Semaphore} would, and waits without
+ * pinning its carrier if it is a virtual thread.
  */
 public final class Workload {
     private final String bulkhead;
     private final String name;
     private final int concurrent;
     private final int extraSlots;
-    private final Semaphore slots;
-    private final Semaphore running;
+    private final Permits permits;
     private final TransactionRunner runner;
 
     Workload(String bulkhead, String name, int concurrent, int extraSlots, TransactionRunner runner) {
@@ -36,10 +35,8 @@ public final class Workload {
         this.name = name;
         this.concurrent = concurrent;
         this.extraSlots = extraSlots;
-        this.slots = new Semaphore(Preconditions.sum(concurrent, "concurrent", extraSlots, "extraSlots"));
-        // Fair, so that the timed acquire serves waiters in arrival order. The admission tryAcquire() barges
-        // by design: it never waits.
-        this.running = new Semaphore(concurrent, true);
+        Preconditions.sum(concurrent, "concurrent", extraSlots, "extraSlots");
+        this.permits = new Permits(concurrent, extraSlots);
         this.runner = runner;
     }
 
@@ -70,7 +67,7 @@ public final class Workload {
 
     private <T> T run(Duration queueWait, Deadline deadline, TransactionOptions options, SqlWork<T> work)
             throws SQLException, InterruptedException {
-        runner.checkNotReentrant(this);
+        TransactionRunner.Frame frame = runner.enter(this);
         BulkheadListener listener = runner.listener();
         long start = deadline != null || runner.timed() ? runner.clock().getAsLong() : 0;
         long waitNanos = queueWait == null ? Long.MAX_VALUE : saturatedNanos(queueWait);
@@ -86,20 +83,26 @@ public final class Workload {
                 deadlineBinds = true;
             }
         }
-        if (!slots.tryAcquire()) {
+        int entered = permits.enter(waitNanos > 0);
+        if (entered == Permits.ADMISSION_FULL) {
             listener.onRejected(this, RejectionReason.ADMISSION_FULL, 0);
             throw new AdmissionFullException(bulkhead, name, concurrent, extraSlots);
         }
-        boolean executing = false;
+        // What this thread holds, so that the finally block gives back exactly that, whatever is thrown.
+        boolean acquired = entered == Permits.ACQUIRED;
+        boolean slotOnly = entered == Permits.MUST_WAIT;
         try {
             listener.onAdmitted(this);
-            try {
-                executing = running.tryAcquire(waitNanos, TimeUnit.NANOSECONDS);
-            } catch (InterruptedException interrupted) {
-                listener.onRejected(this, RejectionReason.INTERRUPTED, elapsedSince(start));
-                throw interrupted;
+            if (slotOnly) {
+                slotOnly = false; // await() gives the slot back itself unless it returns ACQUIRED
+                try {
+                    acquired = permits.await(waitNanos) == Permits.ACQUIRED;
+                } catch (InterruptedException interrupted) {
+                    listener.onRejected(this, RejectionReason.INTERRUPTED, elapsedSince(start));
+                    throw interrupted;
+                }
             }
-            if (!executing) {
+            if (!acquired) {
                 long waited = elapsedSince(start);
                 if (deadlineBinds) {
                     listener.onRejected(this, RejectionReason.DEADLINE, waited);
@@ -112,12 +115,13 @@ public final class Workload {
             if (runner.timed()) {
                 listener.onPermitAcquired(this, elapsedSince(start));
             }
-            return runner.run(this, deadline, options, work);
+            return runner.run(frame, this, deadline, options, work);
         } finally {
-            if (executing) {
-                running.release();
+            if (acquired) {
+                permits.exit();
+            } else if (slotOnly) {
+                permits.leave();
             }
-            slots.release();
         }
     }
 
@@ -158,27 +162,27 @@ public final class Workload {
 
     /** Free execution permits, for observation only: deciding admission from it is a race. */
     public int available() {
-        return running.availablePermits();
+        return permits.available();
     }
 
     /** Free admission slots (of B + Q), for observation only. */
     public int availableSlots() {
-        return slots.availablePermits();
+        return permits.availableSlots();
     }
 
     /** Operations inside the barrier now: admitted and not yet finished (≤ B + Q). */
     public int inside() {
-        return concurrent + extraSlots - slots.availablePermits();
+        return permits.admitted();
     }
 
     /** Operations holding an execution permit now (≤ B). */
     public int executing() {
-        return concurrent - running.availablePermits();
+        return permits.executing();
     }
 
-    /** An estimate of the operations waiting for an execution permit, from the fair semaphore's queue. */
+    /** Operations queued for an execution permit now (≤ Q). */
     public int waiting() {
-        return running.getQueueLength();
+        return permits.waiting();
     }
 
     @Override
