@@ -5,6 +5,7 @@
  */
 module dev.dbbulkhead {
     requires transitive java.sql;
+    requires jdk.jfr;
 
     exports dev.dbbulkhead;
 }

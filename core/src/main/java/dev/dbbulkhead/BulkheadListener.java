@@ -9,9 +9,11 @@ package dev.dbbulkhead;
  * thread-safe. Durations are in nanoseconds on the barrier's nano clock; with {@link #NOOP} (the default)
  * the barrier does not read the clock for them at all.
  *
- * <p>Per operation the calls are: {@code onRejected} alone; or {@code onAdmitted}, then either
- * {@code onRejected} (queue timeout, deadline, interrupt) or {@code onPermitAcquired}, then
- * {@code onConnectionAcquired} when the pool gave a connection, then exactly one {@code onFinished}.
+ * <p>Per operation the calls are: {@code onRejected} alone (admission full, or a deadline already passed); or
+ * {@code onAdmitted}, then either {@code onRejected} (queue timeout, deadline, interrupt) or
+ * {@code onPermitAcquired}, then {@code onConnectionAcquired} when the pool gave a connection, then exactly one
+ * {@code onFinished}. A deadline found passed once the connection is in hand adds {@code onRejected(DEADLINE)}
+ * before {@code onFinished(NO_CONNECTION)}.
  */
 public interface BulkheadListener {
     /** The shared listener that does nothing. */
@@ -32,8 +34,12 @@ public interface BulkheadListener {
     /**
      * The operation that held an execution permit is over; its permits are released right after this call.
      *
+     * @param permitWaitNanos from the call to the execution permit
+     * @param poolWaitNanos from asking the pool to getting the connection (the whole failed attempt for
+     *     {@link Outcome#NO_CONNECTION})
      * @param holdNanos from connection acquired to connection closed (0 when none was obtained)
      * @param workNanos time spent inside {@code work} (0 when it did not run)
      */
-    default void onFinished(Workload workload, Outcome outcome, long holdNanos, long workNanos) {}
+    default void onFinished(Workload workload, Outcome outcome, long permitWaitNanos, long poolWaitNanos,
+            long holdNanos, long workNanos) {}
 }

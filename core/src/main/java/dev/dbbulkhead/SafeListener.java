@@ -68,10 +68,11 @@ final class SafeListener implements BulkheadListener {
     }
 
     @Override
-    public void onFinished(Workload workload, Outcome outcome, long holdNanos, long workNanos) {
+    public void onFinished(Workload workload, Outcome outcome, long permitWaitNanos, long poolWaitNanos,
+            long holdNanos, long workNanos) {
         for (var l : delegates) {
             try {
-                l.onFinished(workload, outcome, holdNanos, workNanos);
+                l.onFinished(workload, outcome, permitWaitNanos, poolWaitNanos, holdNanos, workNanos);
             } catch (RuntimeException | LinkageError | AssertionError e) {
                 failed(l, "onFinished", e);
             }

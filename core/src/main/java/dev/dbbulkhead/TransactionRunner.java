@@ -2,6 +2,7 @@ package dev.dbbulkhead;
 
 import dev.dbbulkhead.DbBulkhead.SqlWork;
 import dev.dbbulkhead.internal.GuardedConnection;
+import dev.dbbulkhead.internal.JfrEvents;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -20,7 +21,7 @@ final class TransactionRunner {
     private final DataSource source;
     private final BulkheadListener listener;
     private final LongSupplier clock;
-    private final boolean timed;
+    private final boolean listening;
     private final boolean statementTimeouts;
     private final boolean lockTimeouts;
     /** Per thread: the workload whose work this thread is running, if any. The barrier is not reentrant. */
@@ -33,7 +34,7 @@ final class TransactionRunner {
         this.source = source;
         this.listener = listener;
         this.clock = clock;
-        this.timed = listener != BulkheadListener.NOOP;
+        this.listening = listener != BulkheadListener.NOOP;
         this.statementTimeouts = statementTimeouts;
         this.lockTimeouts = lockTimeouts;
     }
@@ -46,13 +47,29 @@ final class TransactionRunner {
         return listener;
     }
 
+    /**
+     * Whether this operation is timed: a listener is registered or a flight recording wants our events. Decided
+     * once per operation; untimed operations read the clock only for a deadline.
+     */
     boolean timed() {
-        return timed;
+        return listening || JfrEvents.enabled();
     }
 
-    /** What one thread is doing in this barrier; read and written by that thread only. */
+    void rejected(Workload w, RejectionReason reason, long waitedNanos) {
+        listener.onRejected(w, reason, waitedNanos);
+        JfrEvents.rejected(w.bulkheadName(), w.name(), reason.name(), waitedNanos, w.concurrent(), w.extraSlots());
+    }
+
+    private void finished(Workload w, Frame frame, Outcome outcome, long poolWait, long hold, long work) {
+        listener.onFinished(w, outcome, frame.permitWait, poolWait, hold, work);
+        JfrEvents.finished(w.bulkheadName(), w.name(), outcome.name(), frame.permitWait, poolWait, hold, work);
+    }
+
+    /** What one thread is doing in this barrier, one operation at a time; used by that thread only. */
     static final class Frame {
         Workload active;
+        boolean timed;
+        long permitWait;
     }
 
     /**
@@ -76,26 +93,31 @@ final class TransactionRunner {
             throws SQLException {
         frame.active = workload;
         try {
+            boolean timed = frame.timed;
             long requested = timed ? clock.getAsLong() : 0;
             Connection raw;
             try {
                 raw = source.getConnection();
             } catch (SQLException | RuntimeException | Error e) {
-                listener.onFinished(workload, Outcome.NO_CONNECTION, 0, 0);
+                if (timed) {
+                    finished(workload, frame, Outcome.NO_CONNECTION, clock.getAsLong() - requested, 0, 0);
+                }
                 throw e;
             }
             long acquired = timed || deadline != null ? clock.getAsLong() : 0;
+            long poolWait = acquired - requested;
             if (timed) {
-                listener.onConnectionAcquired(workload, acquired - requested);
+                listener.onConnectionAcquired(workload, poolWait);
             }
-            return inTransaction(workload, raw, acquired, deadline, options, work);
+            return inTransaction(frame, workload, raw, acquired, poolWait, deadline, options, work);
         } finally {
             frame.active = null;
         }
     }
 
-    private <T> T inTransaction(Workload workload, Connection raw, long acquired, Deadline deadline,
-            TransactionOptions options, SqlWork<T> work) throws SQLException {
+    private <T> T inTransaction(Frame frame, Workload workload, Connection raw, long acquired, long poolWait,
+            Deadline deadline, TransactionOptions options, SqlWork<T> work) throws SQLException {
+        boolean timed = frame.timed;
         Outcome outcome = Outcome.ROLLED_BACK;
         Throwable failure = null;
         long workNanos = 0;
@@ -106,7 +128,7 @@ final class TransactionRunner {
         try {
             if (deadline != null && deadline.remainingNanos(acquired) <= 0) {
                 outcome = Outcome.NO_CONNECTION;
-                listener.onRejected(workload, RejectionReason.DEADLINE, 0);
+                rejected(workload, RejectionReason.DEADLINE, 0);
                 throw workload.deadlineExceeded(DeadlineExceededException.Stage.CONNECTION_ACQUISITION,
                         -deadline.remainingNanos(acquired));
             }
@@ -160,7 +182,7 @@ final class TransactionRunner {
                 }
             } finally {
                 if (timed) {
-                    listener.onFinished(workload, outcome, clock.getAsLong() - acquired, workNanos);
+                    finished(workload, frame, outcome, poolWait, clock.getAsLong() - acquired, workNanos);
                 }
             }
         }

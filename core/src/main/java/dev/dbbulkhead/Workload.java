@@ -69,13 +69,14 @@ public final class Workload {
             throws SQLException, InterruptedException {
         TransactionRunner.Frame frame = runner.enter(this);
         BulkheadListener listener = runner.listener();
-        long start = deadline != null || runner.timed() ? runner.clock().getAsLong() : 0;
+        boolean timed = runner.timed();
+        long start = deadline != null || timed ? runner.clock().getAsLong() : 0;
         long waitNanos = queueWait == null ? Long.MAX_VALUE : saturatedNanos(queueWait);
         boolean deadlineBinds = false;
         if (deadline != null) {
             long remaining = deadline.remainingNanos(start);
             if (remaining <= 0) {
-                listener.onRejected(this, RejectionReason.DEADLINE, 0);
+                runner.rejected(this, RejectionReason.DEADLINE, 0);
                 throw deadlineExceeded(DeadlineExceededException.Stage.BEFORE_ADMISSION, -remaining);
             }
             if (remaining <= waitNanos) {
@@ -85,7 +86,7 @@ public final class Workload {
         }
         int entered = permits.enter(waitNanos > 0);
         if (entered == Permits.ADMISSION_FULL) {
-            listener.onRejected(this, RejectionReason.ADMISSION_FULL, 0);
+            runner.rejected(this, RejectionReason.ADMISSION_FULL, 0);
             throw new AdmissionFullException(bulkhead, name, concurrent, extraSlots);
         }
         // What this thread holds, so that the finally block gives back exactly that, whatever is thrown.
@@ -98,22 +99,24 @@ public final class Workload {
                 try {
                     acquired = permits.await(waitNanos) == Permits.ACQUIRED;
                 } catch (InterruptedException interrupted) {
-                    listener.onRejected(this, RejectionReason.INTERRUPTED, elapsedSince(start));
+                    runner.rejected(this, RejectionReason.INTERRUPTED, elapsedSince(timed, start));
                     throw interrupted;
                 }
             }
+            long waited = elapsedSince(timed, start);
             if (!acquired) {
-                long waited = elapsedSince(start);
                 if (deadlineBinds) {
-                    listener.onRejected(this, RejectionReason.DEADLINE, waited);
+                    runner.rejected(this, RejectionReason.DEADLINE, waited);
                     throw deadlineExceeded(DeadlineExceededException.Stage.PERMIT_WAIT,
                             -deadline.remainingNanos(runner.clock().getAsLong()));
                 }
-                listener.onRejected(this, RejectionReason.QUEUE_TIMEOUT, waited);
+                runner.rejected(this, RejectionReason.QUEUE_TIMEOUT, waited);
                 throw new QueueTimeoutException(bulkhead, name, concurrent, extraSlots, queueWait);
             }
-            if (runner.timed()) {
-                listener.onPermitAcquired(this, elapsedSince(start));
+            frame.timed = timed;
+            frame.permitWait = waited;
+            if (timed) {
+                listener.onPermitAcquired(this, waited);
             }
             return runner.run(frame, this, deadline, options, work);
         } finally {
@@ -125,8 +128,8 @@ public final class Workload {
         }
     }
 
-    private long elapsedSince(long start) {
-        return runner.timed() ? runner.clock().getAsLong() - start : 0;
+    private long elapsedSince(boolean timed, long start) {
+        return timed ? runner.clock().getAsLong() - start : 0;
     }
 
     DeadlineExceededException deadlineExceeded(DeadlineExceededException.Stage stage, long overdueNanos) {
@@ -146,7 +149,8 @@ public final class Workload {
         return name;
     }
 
-    String bulkheadName() {
+    /** The name of the barrier this workload belongs to. */
+    public String bulkheadName() {
         return bulkhead;
     }
 

@@ -1,0 +1,45 @@
+package dev.dbbulkhead.micrometer;
+
+/**
+ * The names of every meter {@link DbBulkheadMetrics} registers, and their tags. Shaped after the OpenTelemetry
+ * conventions for database client connection pools ({@code db.client.connection.wait_time}, {@code use_time},
+ * {@code pending_requests}, ...), under their own prefix so that they never clash with a pool's own meters.
+ * See {@code docs/metrics.md}.
+ */
+public final class BulkheadMeterNames {
+    private BulkheadMeterNames() {}
+
+    /** Counter: operations refused before they took a connection. Tag {@link #REASON}. */
+    public static final String REJECTIONS = "db.bulkhead.rejections";
+    /** Counter: operations that held an execution permit, by how they ended. Tag {@link #OUTCOME}. */
+    public static final String OPERATIONS = "db.bulkhead.operations";
+    /** Timer: from the call to the execution permit, for operations that got one. */
+    public static final String PERMIT_WAIT = "db.bulkhead.permit.wait_time";
+    /** Timer: from asking the pool for a connection to getting it (or failing). */
+    public static final String CONNECTION_WAIT = "db.bulkhead.connection.wait_time";
+    /** Timer: from connection acquired to connection closed. */
+    public static final String CONNECTION_USE = "db.bulkhead.connection.use_time";
+    /** Timer: time spent inside the caller's work. */
+    public static final String WORK = "db.bulkhead.work.duration";
+    /** Gauge: operations holding an execution permit now (≤ B). */
+    public static final String EXECUTING = "db.bulkhead.executing";
+    /** Gauge: operations queued for an execution permit now (≤ Q). */
+    public static final String PENDING = "db.bulkhead.pending_requests";
+    /** Gauge: free execution permits now. */
+    public static final String PERMITS_AVAILABLE = "db.bulkhead.permits.available";
+    /** Gauge: free admission slots now. */
+    public static final String SLOTS_AVAILABLE = "db.bulkhead.slots.available";
+    /** Gauge: B, the workload's execution budget. */
+    public static final String PERMITS_MAX = "db.bulkhead.permits.max";
+    /** Gauge: B + Q, the workload's admission budget. */
+    public static final String SLOTS_MAX = "db.bulkhead.slots.max";
+
+    /** Tag: the barrier's name. */
+    public static final String BULKHEAD = "bulkhead";
+    /** Tag: the workload's name. */
+    public static final String WORKLOAD = "workload";
+    /** Tag: admission_full, queue_timeout, deadline, interrupted. */
+    public static final String REASON = "reason";
+    /** Tag: committed, rolled_back, outcome_unknown, no_connection. */
+    public static final String OUTCOME = "outcome";
+}

@@ -1,0 +1,153 @@
+package dev.dbbulkhead.micrometer;
+
+import static dev.dbbulkhead.micrometer.BulkheadMeterNames.BULKHEAD;
+import static dev.dbbulkhead.micrometer.BulkheadMeterNames.CONNECTION_USE;
+import static dev.dbbulkhead.micrometer.BulkheadMeterNames.CONNECTION_WAIT;
+import static dev.dbbulkhead.micrometer.BulkheadMeterNames.EXECUTING;
+import static dev.dbbulkhead.micrometer.BulkheadMeterNames.OPERATIONS;
+import static dev.dbbulkhead.micrometer.BulkheadMeterNames.OUTCOME;
+import static dev.dbbulkhead.micrometer.BulkheadMeterNames.PENDING;
+import static dev.dbbulkhead.micrometer.BulkheadMeterNames.PERMITS_AVAILABLE;
+import static dev.dbbulkhead.micrometer.BulkheadMeterNames.PERMITS_MAX;
+import static dev.dbbulkhead.micrometer.BulkheadMeterNames.PERMIT_WAIT;
+import static dev.dbbulkhead.micrometer.BulkheadMeterNames.REASON;
+import static dev.dbbulkhead.micrometer.BulkheadMeterNames.REJECTIONS;
+import static dev.dbbulkhead.micrometer.BulkheadMeterNames.SLOTS_AVAILABLE;
+import static dev.dbbulkhead.micrometer.BulkheadMeterNames.SLOTS_MAX;
+import static dev.dbbulkhead.micrometer.BulkheadMeterNames.WORK;
+import static dev.dbbulkhead.micrometer.BulkheadMeterNames.WORKLOAD;
+
+import dev.dbbulkhead.BulkheadListener;
+import dev.dbbulkhead.DbBulkhead;
+import dev.dbbulkhead.Outcome;
+import dev.dbbulkhead.RejectionReason;
+import dev.dbbulkhead.Workload;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tag;
+import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.Timer;
+import java.util.EnumMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.function.ToDoubleFunction;
+
+/**
+ * Publishes a barrier's operations to a Micrometer {@link MeterRegistry}: rejections by reason, outcomes, timers
+ * (with percentile histograms) for the permit wait, the pool wait, the connection hold and the work, and gauges
+ * for what is executing, waiting and free, per workload. Meter names: {@link BulkheadMeterNames}.
+ *
+ * <pre>{@code
+ * var metrics = new DbBulkheadMetrics(registry);
+ * var db = DbBulkhead.builder(pool).listener(metrics).workload("interactive", 12, 24).build();
+ * metrics.bind(db);
+ * }</pre>
+ *
+ * Thread-safe. One instance may serve several barriers.
+ */
+public final class DbBulkheadMetrics implements BulkheadListener {
+    private final MeterRegistry registry;
+    private final Tags extraTags;
+    private final Map<Workload, Meters> meters = new ConcurrentHashMap<>();
+
+    public DbBulkheadMetrics(MeterRegistry registry) {
+        this(registry, Tags.empty());
+    }
+
+    /** With tags added to every meter (e.g. the service or the database). */
+    public DbBulkheadMetrics(MeterRegistry registry, Iterable<Tag> extraTags) {
+        this.registry = Objects.requireNonNull(registry, "registry must not be null");
+        this.extraTags = Tags.of(Objects.requireNonNull(extraTags, "extraTags must not be null"));
+    }
+
+    /**
+     * Registers the gauges of every workload of {@code bulkhead} (the counters and timers come with the first
+     * operations). The gauges hold the workloads weakly, like any Micrometer gauge.
+     *
+     * @return {@code bulkhead}
+     */
+    public DbBulkhead bind(DbBulkhead bulkhead) {
+        Objects.requireNonNull(bulkhead, "bulkhead must not be null");
+        for (Workload w : bulkhead.workloads()) {
+            meters(w);
+            Tags tags = tags(w);
+            gauge(EXECUTING, "operations holding an execution permit", w, Workload::executing, tags);
+            gauge(PENDING, "operations waiting for an execution permit", w, Workload::waiting, tags);
+            gauge(PERMITS_AVAILABLE, "free execution permits", w, Workload::available, tags);
+            gauge(SLOTS_AVAILABLE, "free admission slots", w, Workload::availableSlots, tags);
+            gauge(PERMITS_MAX, "B, the execution budget", w, Workload::concurrent, tags);
+            gauge(SLOTS_MAX, "B + Q, the admission budget", w, x -> x.concurrent() + (double) x.extraSlots(), tags);
+        }
+        return bulkhead;
+    }
+
+    private void gauge(String name, String description, Workload w, ToDoubleFunction<Workload> value, Tags tags) {
+        Gauge.builder(name, w, value).description(description).tags(tags).baseUnit("operations").register(registry);
+    }
+
+    private Tags tags(Workload w) {
+        return extraTags.and(BULKHEAD, w.bulkheadName(), WORKLOAD, w.name());
+    }
+
+    private Meters meters(Workload w) {
+        return meters.computeIfAbsent(w, key -> new Meters(registry, tags(key)));
+    }
+
+    @Override
+    public void onRejected(Workload workload, RejectionReason reason, long waitedNanos) {
+        meters(workload).rejections.get(reason).increment();
+    }
+
+    @Override
+    public void onPermitAcquired(Workload workload, long waitNanos) {
+        meters(workload).permitWait.record(waitNanos, TimeUnit.NANOSECONDS);
+    }
+
+    @Override
+    public void onFinished(Workload workload, Outcome outcome, long permitWaitNanos, long poolWaitNanos,
+            long holdNanos, long workNanos) {
+        Meters m = meters(workload);
+        m.outcomes.get(outcome).increment();
+        m.connectionWait.record(poolWaitNanos, TimeUnit.NANOSECONDS);
+        if (outcome != Outcome.NO_CONNECTION) {
+            m.connectionUse.record(holdNanos, TimeUnit.NANOSECONDS);
+            m.work.record(workNanos, TimeUnit.NANOSECONDS);
+        }
+    }
+
+    /** One workload's counters and timers, created once. */
+    private static final class Meters {
+        final Map<RejectionReason, Counter> rejections = new EnumMap<>(RejectionReason.class);
+        final Map<Outcome, Counter> outcomes = new EnumMap<>(Outcome.class);
+        final Timer permitWait;
+        final Timer connectionWait;
+        final Timer connectionUse;
+        final Timer work;
+
+        Meters(MeterRegistry registry, Tags tags) {
+            for (RejectionReason r : RejectionReason.values()) {
+                rejections.put(r, Counter.builder(REJECTIONS).description("operations refused before taking a "
+                        + "connection").tags(tags).tag(REASON, r.name().toLowerCase(Locale.ROOT))
+                        .baseUnit("operations").register(registry));
+            }
+            for (Outcome o : Outcome.values()) {
+                outcomes.put(o, Counter.builder(OPERATIONS).description("operations that held an execution permit")
+                        .tags(tags).tag(OUTCOME, o.name().toLowerCase(Locale.ROOT)).baseUnit("operations")
+                        .register(registry));
+            }
+            permitWait = timer(registry, PERMIT_WAIT, "wait for an execution permit", tags);
+            connectionWait = timer(registry, CONNECTION_WAIT, "wait for a connection from the pool", tags);
+            connectionUse = timer(registry, CONNECTION_USE, "connection held, acquisition to close", tags);
+            work = timer(registry, WORK, "time inside the caller's work", tags);
+        }
+
+        private static Timer timer(MeterRegistry registry, String name, String description, Tags tags) {
+            return Timer.builder(name).description(description).tags(tags).publishPercentileHistogram()
+                    .register(registry);
+        }
+    }
+}
