@@ -1,0 +1,163 @@
+package dev.dbbulkhead.micrometer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import com.zaxxer.hikari.HikariDataSource;
+import dev.dbbulkhead.AdmissionFullException;
+import dev.dbbulkhead.DbBulkhead;
+import dev.dbbulkhead.Deadline;
+import dev.dbbulkhead.DeadlineExceededException;
+import dev.dbbulkhead.QueueTimeoutException;
+import dev.dbbulkhead.testkit.FaultyDataSource;
+import dev.dbbulkhead.testkit.TestDatabase;
+import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** The meters after real transactions on PostgreSQL. */
+class DbBulkheadMetricsTest {
+    private HikariDataSource pool;
+    private SimpleMeterRegistry registry;
+    private DbBulkheadMetrics metrics;
+
+    @BeforeEach
+    void start() {
+        pool = TestDatabase.get().pool(4, Duration.ofSeconds(2));
+        registry = new SimpleMeterRegistry();
+        metrics = new DbBulkheadMetrics(registry, Tags.of("service", "orders"));
+    }
+
+    @AfterEach
+    void stop() {
+        pool.close();
+    }
+
+    private DbBulkhead gate(javax.sql.DataSource source, int b, int q) {
+        return metrics.bind(DbBulkhead.builder(source).name("orders-db").listener(metrics)
+                .workload("interactive", b, q).build());
+    }
+
+    private double counter(String name, String tag, String value) {
+        return registry.get(name).tags("bulkhead", "orders-db", "workload", "interactive", tag, value).counter()
+                .count();
+    }
+
+    private long timerCount(String name) {
+        return registry.get(name).tags("bulkhead", "orders-db", "workload", "interactive", "service", "orders")
+                .timer().count();
+    }
+
+    private double gauge(String name) {
+        return registry.get(name).tags("bulkhead", "orders-db", "workload", "interactive").gauge().value();
+    }
+
+    @Test
+    void committedAndRolledBackOperationsAreCountedAndTimed() throws Exception {
+        var gate = gate(pool, 2, 2);
+        for (int i = 0; i < 3; i++) {
+            gate.transaction(Duration.ZERO, c -> {
+                try (var s = c.createStatement()) {
+                    s.execute("SELECT pg_sleep(0.01)");
+                }
+                return null;
+            });
+        }
+        assertThatThrownBy(() -> gate.transaction(Duration.ZERO, c -> {
+            throw new SQLException("boom");
+        })).hasMessage("boom");
+        assertThat(counter(BulkheadMeterNames.OPERATIONS, "outcome", "committed")).isEqualTo(3);
+        assertThat(counter(BulkheadMeterNames.OPERATIONS, "outcome", "rolled_back")).isEqualTo(1);
+        assertThat(timerCount(BulkheadMeterNames.PERMIT_WAIT)).isEqualTo(4);
+        assertThat(timerCount(BulkheadMeterNames.CONNECTION_WAIT)).isEqualTo(4);
+        assertThat(timerCount(BulkheadMeterNames.CONNECTION_USE)).isEqualTo(4);
+        assertThat(timerCount(BulkheadMeterNames.WORK)).isEqualTo(4);
+        var work = registry.get(BulkheadMeterNames.WORK).timer();
+        assertThat(work.totalTime(TimeUnit.MILLISECONDS)).as("3 × pg_sleep(10 ms)").isGreaterThanOrEqualTo(30);
+        assertThat(registry.get(BulkheadMeterNames.CONNECTION_USE).timer().totalTime(TimeUnit.NANOSECONDS))
+                .as("the connection is held at least as long as work runs")
+                .isGreaterThanOrEqualTo(work.totalTime(TimeUnit.NANOSECONDS));
+        assertThat(gauge(BulkheadMeterNames.PERMITS_MAX)).isEqualTo(2);
+        assertThat(gauge(BulkheadMeterNames.SLOTS_MAX)).isEqualTo(4);
+        assertThat(gauge(BulkheadMeterNames.PERMITS_AVAILABLE)).isEqualTo(2);
+    }
+
+    @Test
+    void eachRejectionReasonHasItsCounterAndTheGaugesShowWhatIsInside() throws Exception {
+        var gate = gate(pool, 1, 1);
+        var entered = new CountDownLatch(1);
+        var release = new CountDownLatch(1);
+        var waiterThread = new AtomicReference<Thread>();
+        try (var executor = Executors.newVirtualThreadPerTaskExecutor()) {
+            Future<?> holder = executor.submit(() -> gate.transaction(Duration.ZERO, c -> {
+                entered.countDown();
+                awaitLatch(release);
+                return null;
+            }));
+            assertThat(entered.await(10, TimeUnit.SECONDS)).isTrue();
+            // queue timeout
+            assertThatThrownBy(() -> gate.transaction(Duration.ofMillis(20), c -> 1))
+                    .isInstanceOf(QueueTimeoutException.class);
+            // deadline already passed
+            assertThatThrownBy(() -> gate.transaction(Deadline.in(Duration.ofMillis(-1)), c -> 1))
+                    .isInstanceOf(DeadlineExceededException.class);
+            // a waiter fills Q, then admission is full
+            Future<Integer> waiter = executor.submit(() -> {
+                waiterThread.set(Thread.currentThread());
+                return gate.transaction(Duration.ofSeconds(30), c -> 1);
+            });
+            await().atMost(Duration.ofSeconds(10)).until(() -> gauge(BulkheadMeterNames.PENDING) == 1);
+            assertThat(gauge(BulkheadMeterNames.EXECUTING)).isEqualTo(1);
+            assertThat(gauge(BulkheadMeterNames.SLOTS_AVAILABLE)).isZero();
+            assertThatThrownBy(() -> gate.transaction(Duration.ofSeconds(1), c -> 1))
+                    .isInstanceOf(AdmissionFullException.class);
+            // interrupt the waiter
+            waiterThread.get().interrupt();
+            assertThatThrownBy(() -> waiter.get(10, TimeUnit.SECONDS)).isInstanceOf(ExecutionException.class)
+                    .cause().isInstanceOf(InterruptedException.class);
+            release.countDown();
+            holder.get(10, TimeUnit.SECONDS);
+        }
+        assertThat(counter(BulkheadMeterNames.REJECTIONS, "reason", "queue_timeout")).isEqualTo(1);
+        assertThat(counter(BulkheadMeterNames.REJECTIONS, "reason", "deadline")).isEqualTo(1);
+        assertThat(counter(BulkheadMeterNames.REJECTIONS, "reason", "admission_full")).isEqualTo(1);
+        assertThat(counter(BulkheadMeterNames.REJECTIONS, "reason", "interrupted")).isEqualTo(1);
+        assertThat(counter(BulkheadMeterNames.OPERATIONS, "outcome", "committed")).isEqualTo(1);
+        assertThat(gauge(BulkheadMeterNames.EXECUTING)).isZero();
+        assertThat(gauge(BulkheadMeterNames.PENDING)).isZero();
+    }
+
+    @Test
+    void outcomeUnknownAndNoConnectionAreCounted() {
+        var faulty = new FaultyDataSource(pool).fail(FaultyDataSource.Point.COMMIT);
+        var gate = gate(faulty, 1, 0);
+        assertThatThrownBy(() -> gate.transaction(Duration.ZERO, c -> 1)).isInstanceOf(SQLException.class);
+        faulty.fail(FaultyDataSource.Point.COMMIT, 0).fail(FaultyDataSource.Point.GET_CONNECTION);
+        assertThatThrownBy(() -> gate.transaction(Duration.ZERO, c -> 1)).isInstanceOf(SQLException.class);
+        assertThat(counter(BulkheadMeterNames.OPERATIONS, "outcome", "outcome_unknown")).isEqualTo(1);
+        assertThat(counter(BulkheadMeterNames.OPERATIONS, "outcome", "no_connection")).isEqualTo(1);
+        assertThat(timerCount(BulkheadMeterNames.CONNECTION_USE)).as("no hold without a connection").isEqualTo(1);
+    }
+
+    private static void awaitLatch(CountDownLatch latch) throws SQLException {
+        try {
+            if (!latch.await(30, TimeUnit.SECONDS)) {
+                throw new SQLException("test coordination timed out");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new SQLException(e);
+        }
+    }
+}
