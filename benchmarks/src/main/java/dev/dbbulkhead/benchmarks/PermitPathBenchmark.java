@@ -1,6 +1,8 @@
 package dev.dbbulkhead.benchmarks;
 
 import dev.dbbulkhead.DbBulkhead;
+import dev.dbbulkhead.micrometer.DbBulkheadMetrics;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.github.resilience4j.bulkhead.Bulkhead;
 import io.github.resilience4j.bulkhead.BulkheadConfig;
 import java.sql.Connection;
@@ -46,6 +48,7 @@ public class PermitPathBenchmark {
     private Semaphore running;
     private Bulkhead resilience4j;
     private DbBulkhead ours;
+    private DbBulkhead oursWithMicrometer;
 
     private static final DbBulkhead.SqlWork<Integer> WORK = c -> 42;
 
@@ -58,6 +61,9 @@ public class PermitPathBenchmark {
         resilience4j = Bulkhead.of("r4j", BulkheadConfig.custom().maxConcurrentCalls(B).maxWaitDuration(WAIT)
                 .writableStackTraceEnabled(false).build());
         ours = new DbBulkhead(source, B, Q);
+        var metrics = new DbBulkheadMetrics(new SimpleMeterRegistry());
+        oursWithMicrometer = metrics.bind(DbBulkhead.builder(source).listener(metrics).workload("default", B, Q)
+                .build());
     }
 
     /** The transaction alone, no barrier: the floor under every variant. */
@@ -115,6 +121,12 @@ public class PermitPathBenchmark {
     @Benchmark
     public Integer dbBulkhead() throws SQLException, InterruptedException {
         return ours.transaction(WAIT, WORK);
+    }
+
+    /** db-bulkhead with the Micrometer listener: clock reads, counters and four histogram timers per operation. */
+    @Benchmark
+    public Integer dbBulkheadMicrometer() throws SQLException, InterruptedException {
+        return oursWithMicrometer.transaction(WAIT, WORK);
     }
 
     private Integer transactionOnly() throws SQLException {

@@ -1,0 +1,147 @@
+package dev.dbbulkhead.tools;
+
+import dev.dbbulkhead.AdmissionFullException;
+import dev.dbbulkhead.DbBulkhead;
+import dev.dbbulkhead.QueueTimeoutException;
+import io.github.resilience4j.bulkhead.Bulkhead;
+import io.github.resilience4j.bulkhead.BulkheadConfig;
+import io.github.resilience4j.bulkhead.BulkheadFullException;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.SQLTransientConnectionException;
+import java.time.Duration;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import javax.sql.DataSource;
+
+/** The configurations that the overload tool compares, each running one operation its own way. */
+enum Barriers {
+    POOL_ONLY("pool-only"),
+    ARTICLE("article"),
+    DB_BULKHEAD("db-bulkhead"),
+    RESILIENCE4J("resilience4j");
+
+    final String label;
+
+    Barriers(String label) {
+        this.label = label;
+    }
+
+    static Barriers byLabel(String label) {
+        for (Barriers b : values()) {
+            if (b.label.equals(label)) {
+                return b;
+            }
+        }
+        throw new IllegalArgumentException("unknown configuration '" + label + "'; known: pool-only, article, "
+                + "db-bulkhead, resilience4j");
+    }
+
+    /** How one operation ended. */
+    enum Result {
+        SUCCEEDED, REJECTED_FULL, REJECTED_TIMEOUT, FAILED_POOL_TIMEOUT, FAILED_OTHER
+    }
+
+    /** The SQL of one operation, run on a connection in a transaction; tells the caller when it starts. */
+    interface Operation {
+        void run(Connection connection) throws SQLException;
+    }
+
+    /** One configuration over one pool. */
+    interface Gate {
+        void execute(Operation op) throws SQLException, InterruptedException;
+    }
+
+    Gate gate(DataSource pool, int concurrent, int extraSlots, Duration wait) {
+        return switch (this) {
+            case POOL_ONLY -> op -> plainTransaction(pool, op);
+            case ARTICLE -> articleBarrier(pool, concurrent, extraSlots, wait);
+            case DB_BULKHEAD -> {
+                var gate = new DbBulkhead(pool, concurrent, extraSlots);
+                yield op -> gate.transaction(wait, c -> {
+                    op.run(c);
+                    return null;
+                });
+            }
+            case RESILIENCE4J -> {
+                var bulkhead = Bulkhead.of("overload", BulkheadConfig.custom().maxConcurrentCalls(concurrent)
+                        .maxWaitDuration(wait).build());
+                yield op -> {
+                    bulkhead.acquirePermission();
+                    try {
+                        plainTransaction(pool, op);
+                    } finally {
+                        bulkhead.onComplete();
+                    }
+                };
+            }
+        };
+    }
+
+    /** The article's barrier as its code reads: a slot semaphore and a fair execution semaphore. */
+    private static Gate articleBarrier(DataSource pool, int concurrent, int extraSlots, Duration wait) {
+        var slots = new Semaphore(concurrent + extraSlots);
+        var running = new Semaphore(concurrent, true);
+        return op -> {
+            if (!slots.tryAcquire()) {
+                throw new RejectedExecutionException("db admission full");
+            }
+            boolean acquired = false;
+            try {
+                acquired = running.tryAcquire(wait.toNanos(), TimeUnit.NANOSECONDS);
+                if (!acquired) {
+                    throw new ArticleTimeout();
+                }
+                plainTransaction(pool, op);
+            } finally {
+                if (acquired) {
+                    running.release();
+                }
+                slots.release();
+            }
+        };
+    }
+
+    private static final class ArticleTimeout extends RejectedExecutionException {
+        ArticleTimeout() {
+            super("db admission timed out");
+        }
+    }
+
+    static void plainTransaction(DataSource pool, Operation op) throws SQLException {
+        try (Connection c = pool.getConnection()) {
+            c.setAutoCommit(false);
+            try {
+                op.run(c);
+                c.commit();
+            } catch (SQLException | RuntimeException | Error e) {
+                try {
+                    c.rollback();
+                } catch (SQLException rollbackFailure) {
+                    e.addSuppressed(rollbackFailure);
+                }
+                throw e;
+            }
+        }
+    }
+
+    static Result classify(Throwable t) {
+        if (t == null) {
+            return Result.SUCCEEDED;
+        }
+        if (t instanceof AdmissionFullException) {
+            return Result.REJECTED_FULL;
+        }
+        if (t instanceof QueueTimeoutException || t instanceof ArticleTimeout || t instanceof BulkheadFullException) {
+            return Result.REJECTED_TIMEOUT;
+        }
+        if (t instanceof RejectedExecutionException) {
+            return Result.REJECTED_FULL;
+        }
+        if (t instanceof SQLTransientConnectionException) {
+            return Result.FAILED_POOL_TIMEOUT;
+        }
+        return Result.FAILED_OTHER;
+    }
+}

@@ -1,0 +1,257 @@
+package dev.dbbulkhead.tools;
+
+import com.zaxxer.hikari.HikariDataSource;
+import dev.dbbulkhead.testkit.TestDatabase;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+
+/**
+ * Runs one load through several configurations (pool only, the article's barrier, db-bulkhead, Resilience4j) on
+ * the real PostgreSQL, in two scenarios (a burst released at once, an open loop at a fixed rate), and prints one
+ * table; {@code --report DIR} also writes it as Markdown with an SVG chart.
+ */
+@Command(name = "overload", mixinStandardHelpOptions = true, sortOptions = false,
+        description = {"Compare pool-only, the article's barrier, db-bulkhead and Resilience4j under the same "
+                + "overload on PostgreSQL (DB_URL/DB_USER/DB_PASSWORD, else embedded).",
+            "Latency counts from each operation's intended start; medians over the repetitions."})
+public final class OverloadCommand implements Callable<Integer> {
+    @Spec
+    CommandSpec spec;
+
+    @Option(names = "--pool", defaultValue = "4", paramLabel = "P", description = "Pool size (default: ${DEFAULT-VALUE}).")
+    int pool;
+
+    @Option(names = "--connection-timeout", defaultValue = "1000", paramLabel = "MS",
+            description = "HikariCP connectionTimeout, >= 250 (default: ${DEFAULT-VALUE}).")
+    long connectionTimeoutMs;
+
+    @Option(names = "--concurrent", defaultValue = "4", paramLabel = "B",
+            description = "Execution permits B (default: ${DEFAULT-VALUE}).")
+    int concurrent;
+
+    @Option(names = "--extra", defaultValue = "16", paramLabel = "Q",
+            description = "Extra admission Q (default: ${DEFAULT-VALUE}).")
+    int extra;
+
+    @Option(names = "--wait", defaultValue = "50", paramLabel = "MS",
+            description = "Queue wait for an execution permit (default: ${DEFAULT-VALUE}).")
+    long waitMs;
+
+    @Option(names = "--sql", defaultValue = "SELECT pg_sleep(0.02)", paramLabel = "SQL",
+            description = "What each operation runs (default: ${DEFAULT-VALUE}).")
+    String sql;
+
+    @Option(names = "--operations", defaultValue = "2000", paramLabel = "N",
+            description = "Operations in the burst (default: ${DEFAULT-VALUE}).")
+    int operations;
+
+    @Option(names = "--rate", paramLabel = "OPS",
+            description = "Open-loop arrivals per second (default: 5 × the pool's measured capacity).")
+    Double rate;
+
+    @Option(names = "--duration", defaultValue = "10", paramLabel = "S",
+            description = "Open-loop duration in seconds (default: ${DEFAULT-VALUE}).")
+    double durationSeconds;
+
+    @Option(names = "--repetitions", defaultValue = "3", paramLabel = "N",
+            description = "Runs of each scenario and configuration; the table shows medians (default: ${DEFAULT-VALUE}).")
+    int repetitions;
+
+    @Option(names = "--configs", split = ",", paramLabel = "NAME",
+            defaultValue = "pool-only,article,db-bulkhead,resilience4j",
+            description = "Configurations to compare (default: ${DEFAULT-VALUE}).")
+    List<String> configs;
+
+    @Option(names = "--scenarios", split = ",", paramLabel = "NAME", defaultValue = "burst,open-loop",
+            description = "Scenarios: burst, open-loop (default: ${DEFAULT-VALUE}).")
+    List<String> scenarios;
+
+    @Option(names = "--report", paramLabel = "DIR", description = "Also write DIR/overload.md and DIR/overload.svg.")
+    Path report;
+
+    @Override
+    public Integer call() throws Exception {
+        validate();
+        PrintWriter out = spec.commandLine().getOut();
+        TestDatabase db = TestDatabase.get();
+        List<Barriers> barriers = configs.stream().map(Barriers::byLabel).toList();
+        Duration wait = Duration.ofMillis(waitMs);
+        double opSeconds = calibrate(db);
+        double capacity = pool / opSeconds;
+        double openRate = rate != null ? rate : 5 * capacity;
+        out.printf("database: %s; one operation alone: %.1f ms; pool capacity ≈ %.0f ops/s%n", db.description(),
+                opSeconds * 1000, capacity);
+        out.printf("pool=%d connectionTimeout=%d ms, B=%d, Q=%d, wait=%d ms, sql=%s%n", pool, connectionTimeoutMs,
+                concurrent, extra, waitMs, sql);
+        out.printf("burst: %d operations at once; open loop: %.0f ops/s for %.1f s; %d repetition(s)%n%n",
+                operations, openRate, durationSeconds, repetitions);
+        var progress = new Progress(spec.commandLine().getErr(), scenarios.size() * barriers.size() * repetitions);
+        Map<String, List<OverloadRun>> runs = new LinkedHashMap<>();
+        for (String scenario : scenarios) {
+            for (Barriers barrier : barriers) {
+                var list = new ArrayList<OverloadRun>();
+                for (int r = 0; r < repetitions; r++) {
+                    list.add(runOnce(db, scenario, barrier, wait, openRate));
+                    progress.step(scenario + " " + barrier.label);
+                }
+                runs.put(scenario + "/" + barrier.label, list);
+            }
+        }
+        progress.done();
+        var table = OverloadReport.table(runs);
+        table.forEach(out::println);
+        out.flush();
+        if (report != null) {
+            String settings = String.format("pool=%d, connectionTimeout=%d ms, B=%d, Q=%d, wait=%d ms, sql=`%s`, "
+                            + "burst of %d, open loop %.0f ops/s for %.1f s, %d repetition(s), one operation alone "
+                            + "%.1f ms, database: %s, JDK %s", pool, connectionTimeoutMs, concurrent, extra, waitMs,
+                    sql, operations, openRate, durationSeconds, repetitions, opSeconds * 1000,
+                    db.isEmbedded() ? "embedded PostgreSQL" : "DB_URL", Runtime.version());
+            OverloadReport.write(report, settings, table, runs);
+            out.println();
+            out.println("report: " + report.resolve("overload.md") + ", " + report.resolve("overload.svg"));
+        }
+        return 0;
+    }
+
+    private void validate() {
+        var errors = new ArrayList<String>();
+        if (pool < 1) {
+            errors.add("--pool must be >= 1, was " + pool);
+        }
+        if (connectionTimeoutMs < 250) {
+            errors.add("--connection-timeout must be >= 250 (HikariCP's minimum), was " + connectionTimeoutMs);
+        }
+        if (concurrent < 1) {
+            errors.add("--concurrent must be >= 1, was " + concurrent);
+        }
+        if (extra < 0) {
+            errors.add("--extra must be >= 0, was " + extra);
+        }
+        if (waitMs < 0) {
+            errors.add("--wait must be >= 0, was " + waitMs);
+        }
+        if (operations < 1) {
+            errors.add("--operations must be >= 1, was " + operations);
+        }
+        if (rate != null && !(rate > 0)) {
+            errors.add("--rate must be > 0, was " + rate);
+        }
+        if (!(durationSeconds > 0)) {
+            errors.add("--duration must be > 0, was " + durationSeconds);
+        }
+        if (repetitions < 1) {
+            errors.add("--repetitions must be >= 1, was " + repetitions);
+        }
+        for (String s : scenarios) {
+            if (!s.equals("burst") && !s.equals("open-loop")) {
+                errors.add("--scenarios: unknown '" + s + "'; known: burst, open-loop");
+            }
+        }
+        for (String c : configs) {
+            try {
+                Barriers.byLabel(c);
+            } catch (IllegalArgumentException e) {
+                errors.add("--configs: " + e.getMessage());
+            }
+        }
+        if (!errors.isEmpty()) {
+            throw new ParameterException(spec.commandLine(), String.join("; ", errors));
+        }
+    }
+
+    private HikariDataSource newPool(TestDatabase db) throws SQLException {
+        HikariDataSource ds = db.pool(pool, Duration.ofMillis(connectionTimeoutMs));
+        // Open every connection before the clock starts, as a warm service would have them.
+        var held = new ArrayList<Connection>();
+        try {
+            for (int i = 0; i < pool; i++) {
+                held.add(ds.getConnection());
+            }
+        } finally {
+            for (Connection c : held) {
+                c.close();
+            }
+        }
+        return ds;
+    }
+
+    /** The time of one operation on an idle pool, the median of 20. */
+    private double calibrate(TestDatabase db) throws SQLException {
+        try (var ds = newPool(db)) {
+            long[] times = new long[20];
+            for (int i = 0; i < times.length; i++) {
+                long t = System.nanoTime();
+                Barriers.plainTransaction(ds, c -> {
+                    try (var s = c.createStatement()) {
+                        s.execute(sql);
+                    }
+                });
+                times[i] = System.nanoTime() - t;
+            }
+            java.util.Arrays.sort(times);
+            return times[times.length / 2] / 1e9;
+        }
+    }
+
+    private OverloadRun runOnce(TestDatabase db, String scenario, Barriers barrier, Duration wait, double openRate)
+            throws Exception {
+        System.gc();
+        try (var ds = newPool(db)) {
+            var gate = barrier.gate(ds, concurrent, extra, wait);
+            return scenario.equals("burst")
+                    ? OverloadRun.burst(gate, sql, operations)
+                    : OverloadRun.openLoop(gate, sql, openRate, durationSeconds);
+        }
+    }
+
+    /** A progress bar on a terminal; nothing when the output is not one. */
+    private static final class Progress {
+        private final PrintWriter err;
+        private final int total;
+        private final boolean terminal = System.console() != null;
+        private int done;
+
+        Progress(PrintWriter err, int total) {
+            this.err = err;
+            this.total = total;
+        }
+
+        void step(String what) {
+            done++;
+            if (terminal) {
+                int width = 30;
+                int filled = done * width / total;
+                err.printf("\r[%s%s] %d/%d %-30s", "#".repeat(filled), ".".repeat(width - filled), done, total, what);
+                err.flush();
+            }
+        }
+
+        void done() {
+            if (terminal) {
+                err.print("\r" + " ".repeat(80) + "\r");
+                err.flush();
+            }
+        }
+    }
+
+    static void writeString(Path file, String text) throws IOException {
+        Files.createDirectories(file.getParent());
+        Files.writeString(file, text);
+    }
+}

@@ -1,0 +1,66 @@
+package dev.dbbulkhead.tools;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.List;
+import javax.xml.parsers.DocumentBuilderFactory;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+/** The overload tool on a tiny scenario against the real PostgreSQL. */
+class OverloadCommandTest {
+    private static String[] run(String... args) {
+        var out = new StringWriter();
+        var err = new StringWriter();
+        var cl = new CommandLine(new Main());
+        cl.setOut(new PrintWriter(out));
+        cl.setErr(new PrintWriter(err));
+        int exit = cl.execute(args);
+        return new String[] {String.valueOf(exit), out.toString(), err.toString()};
+    }
+
+    @Test
+    void aTinyRunComparesEveryConfigurationInBothScenariosAndWritesAReport(@TempDir Path dir) throws Exception {
+        String[] r = run("overload", "--pool", "2", "--concurrent", "2", "--extra", "2", "--wait", "20",
+                "--connection-timeout", "250", "--sql", "SELECT pg_sleep(0.01)", "--operations", "60",
+                "--rate", "400", "--duration", "0.25", "--repetitions", "1", "--report", dir.toString());
+        assertThat(r[0]).as(r[2]).isEqualTo("0");
+        List<String> rows = Arrays.stream(r[1].split("\n")).filter(l -> l.startsWith("| burst") || l.startsWith(
+                "| open-loop")).toList();
+        assertThat(rows).hasSize(8);
+        for (String row : rows) {
+            String[] cells = row.split("\\|");
+            long succeeded = Long.parseLong(cells[3].trim());
+            long[] rejected = Arrays.stream(cells[4].split("/")).mapToLong(s -> Long.parseLong(s.trim())).toArray();
+            long[] failed = Arrays.stream(cells[5].split("/")).mapToLong(s -> Long.parseLong(s.trim())).toArray();
+            long total = succeeded + rejected[0] + rejected[1] + failed[0] + failed[1];
+            assertThat(total).as(row).isEqualTo(row.startsWith("| burst") ? 60 : 100);
+            assertThat(succeeded).as(row).isPositive();
+            assertThat(failed[1]).as("no unexpected failures: %s", row).isZero();
+        }
+        // Pool-only never rejects; the barriers never let a caller reach the pool's timeout.
+        assertThat(rows).filteredOn(l -> l.contains("| pool-only |")).allMatch(l -> l.contains("| 0 / 0 |"));
+        assertThat(rows).filteredOn(l -> l.contains("| db-bulkhead |"))
+                .allMatch(l -> l.split("\\|")[5].trim().equals("0 / 0"));
+        assertThat(Files.readString(dir.resolve("overload.md"))).contains("# Overload comparison", "| burst | db-bulkhead |");
+        var svg = DocumentBuilderFactory.newInstance().newDocumentBuilder().parse(dir.resolve("overload.svg").toFile());
+        assertThat(svg.getDocumentElement().getTagName()).isEqualTo("svg");
+        assertThat(svg.getElementsByTagName("rect").getLength()).isGreaterThan(16);
+    }
+
+    @Test
+    void badSettingsAreNamedWithTheirValues() {
+        String[] r = run("overload", "--pool", "0", "--connection-timeout", "100", "--extra", "-1", "--configs",
+                "pool-only,hystrix", "--scenarios", "soak");
+        assertThat(r[0]).isEqualTo("2");
+        assertThat(r[2]).contains("--pool must be >= 1, was 0", "--connection-timeout must be >= 250 (HikariCP's "
+                + "minimum), was 100", "--extra must be >= 0, was -1", "unknown configuration 'hystrix'",
+                "--scenarios: unknown 'soak'");
+    }
+}
