@@ -5,10 +5,14 @@ package dev.dbbulkhead;
  * waiting. Sustained, it means the offered load exceeds what B executions can serve within the queue wait.
  */
 public final class AdmissionFullException extends BulkheadRejectedException {
-    AdmissionFullException(String bulkhead, String workload, int concurrent, int extraSlots) {
-        super(where(bulkhead, workload) + "db admission full (" + concurrent + " running + " + extraSlots
-                        + " waiting = " + (concurrent + (long) extraSlots) + " admitted)",
-                bulkhead, workload, concurrent, extraSlots);
+    AdmissionFullException(String bulkhead, String workload, int concurrent, int extraSlots, boolean stackTrace) {
+        super(bulkhead, workload, concurrent, extraSlots, stackTrace);
+    }
+
+    @Override
+    String describe() {
+        return "db admission full (" + concurrent() + " running + " + extraSlots() + " waiting = "
+                + (concurrent() + (long) extraSlots()) + " admitted)";
     }
 
     @Override

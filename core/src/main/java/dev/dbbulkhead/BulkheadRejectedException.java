@@ -17,13 +17,44 @@ public abstract sealed class BulkheadRejectedException extends RejectedExecution
     private final String workload;
     private final int concurrent;
     private final int extraSlots;
+    /** False while Throwable's constructor runs, so that the stack trace is captured only when asked for. */
+    private final transient boolean constructed;
+    private transient String message;
 
-    BulkheadRejectedException(String message, String bulkhead, String workload, int concurrent, int extraSlots) {
-        super(message);
+    BulkheadRejectedException(String bulkhead, String workload, int concurrent, int extraSlots,
+            boolean stackTrace) {
+        super((String) null);
         this.bulkhead = bulkhead;
         this.workload = workload;
         this.concurrent = concurrent;
         this.extraSlots = extraSlots;
+        this.constructed = true;
+        if (stackTrace) {
+            fillInStackTrace();
+        }
+    }
+
+    /**
+     * Built on first use from the numbers: under overload most rejections are counted, not read, so the hot path
+     * does not format strings.
+     */
+    @Override
+    public String getMessage() {
+        String m = message;
+        if (m == null) {
+            m = "db-bulkhead '" + bulkhead + "', workload '" + workload + "': " + describe();
+            message = m;
+        }
+        return m;
+    }
+
+    /** The reason and its numbers, for the message. */
+    abstract String describe();
+
+    /** Captures the stack trace only once constructed, and only if the barrier keeps stack traces. */
+    @Override
+    public synchronized Throwable fillInStackTrace() {
+        return constructed ? super.fillInStackTrace() : this;
     }
 
     /** Why the barrier refused: never {@link RejectionReason#INTERRUPTED}, which is an {@link InterruptedException}. */
@@ -47,9 +78,5 @@ public abstract sealed class BulkheadRejectedException extends RejectedExecution
     /** The workload's extra admission Q. */
     public int extraSlots() {
         return extraSlots;
-    }
-
-    static String where(String bulkhead, String workload) {
-        return "db-bulkhead '" + bulkhead + "', workload '" + workload + "': ";
     }
 }

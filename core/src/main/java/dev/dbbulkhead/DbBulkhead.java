@@ -70,7 +70,8 @@ public final class DbBulkhead {
         this.source = b.source;
         BulkheadListener listener =
                 b.listeners.isEmpty() ? BulkheadListener.NOOP : SafeListener.of(b.listeners, LOG);
-        var runner = new TransactionRunner(b.source, listener, b.nanoClock, b.statementTimeouts, b.lockTimeouts);
+        var runner = new TransactionRunner(b.source, listener, b.nanoClock, b.statementTimeouts, b.lockTimeouts,
+                b.rejectionStackTraces);
         var map = new LinkedHashMap<String, Workload>();
         for (var spec : b.specs.values()) {
             map.put(spec.name(), new Workload(b.name, spec.name(), spec.concurrent(), spec.extraSlots(), runner));
@@ -180,6 +181,7 @@ public final class DbBulkhead {
         private LongSupplier nanoClock = System::nanoTime;
         private boolean statementTimeouts = true;
         private boolean lockTimeouts;
+        private boolean rejectionStackTraces = true;
         private Duration hintQueueWait;
         private Duration hintHoldTime;
 
@@ -242,6 +244,17 @@ public final class DbBulkhead {
          */
         public Builder lockTimeoutFromDeadline(boolean enabled) {
             this.lockTimeouts = enabled;
+            return this;
+        }
+
+        /**
+         * Whether rejections ({@link BulkheadRejectedException}s) capture their stack trace. Default on. Under
+         * overload every excess caller is rejected, and the stack trace is most of what a rejection costs (see
+         * {@code docs/performance.md}); a service that counts rejections rather than reading their traces can
+         * turn it off.
+         */
+        public Builder rejectionStackTraces(boolean enabled) {
+            this.rejectionStackTraces = enabled;
             return this;
         }
 

@@ -20,13 +20,16 @@ public final class DeadlineExceededException extends BulkheadRejectedException {
     private final long overdueNanos;
 
     DeadlineExceededException(String bulkhead, String workload, int concurrent, int extraSlots, Stage stage,
-            long overdueNanos) {
-        super(where(bulkhead, workload) + "deadline exceeded " + describe(stage) + " (overdue by "
-                        + Math.max(0, overdueNanos) / 1_000 + " µs, concurrent=" + concurrent + ", extraSlots="
-                        + extraSlots + ")",
-                bulkhead, workload, concurrent, extraSlots);
+            long overdueNanos, boolean stackTrace) {
+        super(bulkhead, workload, concurrent, extraSlots, stackTrace);
         this.stage = stage;
         this.overdueNanos = overdueNanos;
+    }
+
+    @Override
+    String describe() {
+        return "deadline exceeded " + describe(stage) + " (overdue by " + overdueNanos() / 1_000 + " µs, concurrent="
+                + concurrent() + ", extraSlots=" + extraSlots() + ")";
     }
 
     private static String describe(Stage stage) {

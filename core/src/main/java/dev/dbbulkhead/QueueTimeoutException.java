@@ -9,11 +9,16 @@ import java.time.Duration;
 public final class QueueTimeoutException extends BulkheadRejectedException {
     private final Duration queueWait;
 
-    QueueTimeoutException(String bulkhead, String workload, int concurrent, int extraSlots, Duration queueWait) {
-        super(where(bulkhead, workload) + "db admission timed out: no execution permit within " + queueWait
-                        + " (concurrent=" + concurrent + ", extraSlots=" + extraSlots + ")",
-                bulkhead, workload, concurrent, extraSlots);
+    QueueTimeoutException(String bulkhead, String workload, int concurrent, int extraSlots, Duration queueWait,
+            boolean stackTrace) {
+        super(bulkhead, workload, concurrent, extraSlots, stackTrace);
         this.queueWait = queueWait;
+    }
+
+    @Override
+    String describe() {
+        return "db admission timed out: no execution permit within " + queueWait + " (concurrent=" + concurrent()
+                + ", extraSlots=" + extraSlots() + ")";
     }
 
     /** How long the operation waited for an execution permit. */

@@ -24,23 +24,30 @@ final class TransactionRunner {
     private final boolean listening;
     private final boolean statementTimeouts;
     private final boolean lockTimeouts;
+    private final boolean stackTraces;
     /** Per thread: the workload whose work this thread is running, if any. The barrier is not reentrant. */
     private final ThreadLocal<Frame> frames = ThreadLocal.withInitial(Frame::new);
     /** Whether the database is PostgreSQL; learnt from the first connection that needs to know. */
     private volatile Boolean postgres;
 
     TransactionRunner(DataSource source, BulkheadListener listener, LongSupplier clock, boolean statementTimeouts,
-            boolean lockTimeouts) {
+            boolean lockTimeouts, boolean stackTraces) {
         this.source = source;
         this.listener = listener;
         this.clock = clock;
         this.listening = listener != BulkheadListener.NOOP;
         this.statementTimeouts = statementTimeouts;
         this.lockTimeouts = lockTimeouts;
+        this.stackTraces = stackTraces;
     }
 
     LongSupplier clock() {
         return clock;
+    }
+
+    /** Whether rejections capture their stack trace. */
+    boolean stackTraces() {
+        return stackTraces;
     }
 
     BulkheadListener listener() {

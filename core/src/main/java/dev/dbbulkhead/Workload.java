@@ -87,7 +87,7 @@ public final class Workload {
         int entered = permits.enter(waitNanos > 0);
         if (entered == Permits.ADMISSION_FULL) {
             runner.rejected(this, RejectionReason.ADMISSION_FULL, 0);
-            throw new AdmissionFullException(bulkhead, name, concurrent, extraSlots);
+            throw new AdmissionFullException(bulkhead, name, concurrent, extraSlots, runner.stackTraces());
         }
         // What this thread holds, so that the finally block gives back exactly that, whatever is thrown.
         boolean acquired = entered == Permits.ACQUIRED;
@@ -111,7 +111,8 @@ public final class Workload {
                             -deadline.remainingNanos(runner.clock().getAsLong()));
                 }
                 runner.rejected(this, RejectionReason.QUEUE_TIMEOUT, waited);
-                throw new QueueTimeoutException(bulkhead, name, concurrent, extraSlots, queueWait);
+                throw new QueueTimeoutException(bulkhead, name, concurrent, extraSlots, queueWait,
+                        runner.stackTraces());
             }
             frame.timed = timed;
             frame.permitWait = waited;
@@ -133,7 +134,8 @@ public final class Workload {
     }
 
     DeadlineExceededException deadlineExceeded(DeadlineExceededException.Stage stage, long overdueNanos) {
-        return new DeadlineExceededException(bulkhead, name, concurrent, extraSlots, stage, overdueNanos);
+        return new DeadlineExceededException(bulkhead, name, concurrent, extraSlots, stage, overdueNanos,
+                runner.stackTraces());
     }
 
     private static long saturatedNanos(Duration wait) {

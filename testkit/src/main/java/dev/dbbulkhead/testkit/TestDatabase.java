@@ -4,6 +4,8 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
@@ -26,15 +28,17 @@ public final class TestDatabase {
     private final String user;
     private final String password;
     private final String description;
-    private final EmbeddedPostgres embedded;
+    private volatile EmbeddedPostgres embedded;
+    private final Path dataDirectory;
 
     private TestDatabase(String jdbcUrl, String user, String password, String description,
-            EmbeddedPostgres embedded) {
+            EmbeddedPostgres embedded, Path dataDirectory) {
         this.jdbcUrl = jdbcUrl;
         this.user = user;
         this.password = password;
         this.description = description;
         this.embedded = embedded;
+        this.dataDirectory = dataDirectory;
     }
 
     private static final class Holder {
@@ -51,30 +55,53 @@ public final class TestDatabase {
         if (url != null && !url.isBlank()) {
             String user = System.getenv().getOrDefault("DB_USER", "");
             String password = System.getenv().getOrDefault("DB_PASSWORD", "");
-            return new TestDatabase(url, user, password, "DB_URL " + url, null);
+            return new TestDatabase(url, user, password, "DB_URL " + url, null, null);
         }
         EmbeddedPostgres pg;
+        Path data;
         try {
-            pg = EmbeddedPostgres.builder()
-                    .setPGStartupWait(Duration.ofSeconds(30))
-                    // Enough backends for pool tests plus pg_stat_activity probes.
-                    .setServerConfig("max_connections", "200")
-                    .start();
+            data = Files.createTempDirectory("db-bulkhead-pg-");
+            pg = embeddedBuilder(data, 0, true).start();
         } catch (IOException | RuntimeException e) {
             throw new IllegalStateException(
                     "could not start the embedded PostgreSQL (" + e + "). Point the tests at a running server "
                             + "instead: DB_URL=jdbc:postgresql://127.0.0.1:5432/test DB_USER=postgres DB_PASSWORD=",
                     e);
         }
+        var db = new TestDatabase(pg.getJdbcUrl("postgres", "postgres"), "postgres", "",
+                "embedded PostgreSQL on port " + pg.getPort(), pg, data);
         Runtime.getRuntime().addShutdownHook(Thread.ofPlatform().unstarted(() -> {
             try {
-                pg.close();
+                db.embedded.close();
             } catch (IOException ignored) {
                 // The JVM is exiting; the server's own shutdown is best effort.
             }
         }));
-        return new TestDatabase(pg.getJdbcUrl("postgres", "postgres"), "postgres", "",
-                "embedded PostgreSQL on port " + pg.getPort(), pg);
+        return db;
+    }
+
+    private static EmbeddedPostgres.Builder embeddedBuilder(Path data, int port, boolean clean) {
+        var builder = EmbeddedPostgres.builder()
+                .setPGStartupWait(Duration.ofSeconds(30))
+                .setDataDirectory(data)
+                .setCleanDataDirectory(clean)
+                // Enough backends for pool tests plus pg_stat_activity probes.
+                .setServerConfig("max_connections", "200");
+        return port > 0 ? builder.setPort(port) : builder;
+    }
+
+    /**
+     * Stops the embedded server, waits {@code down}, and starts it again on the same port and data directory, as
+     * a database restart looks to a running application. Only for the embedded server.
+     */
+    public synchronized void restartEmbedded(Duration down) throws IOException, InterruptedException {
+        if (embedded == null) {
+            throw new IllegalStateException("only the embedded server can be restarted; this is " + description);
+        }
+        int port = embedded.getPort();
+        embedded.close();
+        Thread.sleep(down.toMillis());
+        embedded = embeddedBuilder(dataDirectory, port, false).start();
     }
 
     public String jdbcUrl() {
@@ -106,7 +133,15 @@ public final class TestDatabase {
 
     /** A HikariCP pool of {@code size} connections that waits at most {@code connectionTimeout} for one. */
     public HikariDataSource pool(int size, Duration connectionTimeout) {
+        return pool(size, connectionTimeout, null);
+    }
+
+    /** The same, its connections named {@code applicationName} in {@code pg_stat_activity} (when not null). */
+    public HikariDataSource pool(int size, Duration connectionTimeout, String applicationName) {
         HikariConfig config = new HikariConfig();
+        if (applicationName != null) {
+            config.addDataSourceProperty("ApplicationName", applicationName);
+        }
         config.setJdbcUrl(jdbcUrl);
         config.setUsername(user);
         config.setPassword(password);

@@ -20,6 +20,7 @@ enum Barriers {
     POOL_ONLY("pool-only"),
     ARTICLE("article"),
     DB_BULKHEAD("db-bulkhead"),
+    DB_BULKHEAD_NO_TRACES("db-bulkhead-nost"),
     RESILIENCE4J("resilience4j");
 
     final String label;
@@ -35,7 +36,7 @@ enum Barriers {
             }
         }
         throw new IllegalArgumentException("unknown configuration '" + label + "'; known: pool-only, article, "
-                + "db-bulkhead, resilience4j");
+                + "db-bulkhead, db-bulkhead-nost, resilience4j");
     }
 
     /** How one operation ended. */
@@ -57,8 +58,9 @@ enum Barriers {
         return switch (this) {
             case POOL_ONLY -> op -> plainTransaction(pool, op);
             case ARTICLE -> articleBarrier(pool, concurrent, extraSlots, wait);
-            case DB_BULKHEAD -> {
-                var gate = new DbBulkhead(pool, concurrent, extraSlots);
+            case DB_BULKHEAD, DB_BULKHEAD_NO_TRACES -> {
+                var gate = DbBulkhead.builder(pool).name("overload").workload("default", concurrent, extraSlots)
+                        .rejectionStackTraces(this == DB_BULKHEAD).build();
                 yield op -> gate.transaction(wait, c -> {
                     op.run(c);
                     return null;

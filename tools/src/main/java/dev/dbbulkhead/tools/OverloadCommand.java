@@ -26,8 +26,9 @@ import picocli.CommandLine.Spec;
  * table; {@code --report DIR} also writes it as Markdown with an SVG chart.
  */
 @Command(name = "overload", mixinStandardHelpOptions = true, sortOptions = false,
-        description = {"Compare pool-only, the article's barrier, db-bulkhead and Resilience4j under the same "
-                + "overload on PostgreSQL (DB_URL/DB_USER/DB_PASSWORD, else embedded).",
+        description = {"Compare pool-only, the article's barrier, db-bulkhead (with and without rejection stack "
+                + "traces) and Resilience4j under the same overload on PostgreSQL (DB_URL/DB_USER/DB_PASSWORD, "
+                + "else embedded).",
             "Latency counts from each operation's intended start; medians over the repetitions."})
 public final class OverloadCommand implements Callable<Integer> {
     @Spec
@@ -73,7 +74,7 @@ public final class OverloadCommand implements Callable<Integer> {
     int repetitions;
 
     @Option(names = "--configs", split = ",", paramLabel = "NAME",
-            defaultValue = "pool-only,article,db-bulkhead,resilience4j",
+            defaultValue = "pool-only,article,db-bulkhead,db-bulkhead-nost,resilience4j",
             description = "Configurations to compare (default: ${DEFAULT-VALUE}).")
     List<String> configs;
 

@@ -30,7 +30,8 @@ final class OverloadRun {
     final Map<Result, LongAdder> counts = new EnumMap<>(Result.class);
     final Histogram succeeded = new ConcurrentHistogram(HIGHEST, 3);
     final Histogram failed = new ConcurrentHistogram(HIGHEST, 3);
-    final Histogram rejectedInCall = new ConcurrentHistogram(HIGHEST, 3);
+    /** Time inside the call of operations rejected because admission was full (no waiting by design). */
+    final Histogram fullInCall = new ConcurrentHistogram(HIGHEST, 3);
     private final AtomicInteger waiting = new AtomicInteger();
     private final AtomicInteger peakWaiting = new AtomicInteger();
     private final AtomicLong peakHeap = new AtomicLong();
@@ -148,9 +149,9 @@ final class OverloadRun {
         long latency = Math.max(0, end - intended);
         switch (result) {
             case SUCCEEDED -> succeeded.recordValue(Math.min(latency, HIGHEST));
-            case REJECTED_FULL, REJECTED_TIMEOUT -> {
+            case REJECTED_FULL -> {
                 failed.recordValue(Math.min(latency, HIGHEST));
-                rejectedInCall.recordValue(Math.min(end - callStart, HIGHEST));
+                fullInCall.recordValue(Math.min(end - callStart, HIGHEST));
             }
             default -> failed.recordValue(Math.min(latency, HIGHEST));
         }

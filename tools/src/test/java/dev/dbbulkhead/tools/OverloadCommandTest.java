@@ -33,7 +33,7 @@ class OverloadCommandTest {
         assertThat(r[0]).as(r[2]).isEqualTo("0");
         List<String> rows = Arrays.stream(r[1].split("\n")).filter(l -> l.startsWith("| burst") || l.startsWith(
                 "| open-loop")).toList();
-        assertThat(rows).hasSize(8);
+        assertThat(rows).hasSize(10);
         for (String row : rows) {
             String[] cells = row.split("\\|");
             long succeeded = Long.parseLong(cells[3].trim());
