@@ -112,11 +112,8 @@ final class TransactionRunner {
                 throw e;
             }
             long acquired = timed || deadline != null ? clock.getAsLong() : 0;
-            long poolWait = acquired - requested;
-            if (timed) {
-                listener.onConnectionAcquired(workload, poolWait);
-            }
-            return inTransaction(frame, workload, raw, acquired, poolWait, deadline, options, work);
+            // Nothing may run between getConnection() and the try block that closes the connection.
+            return inTransaction(frame, workload, raw, acquired, acquired - requested, deadline, options, work);
         } finally {
             frame.active = null;
         }
@@ -133,6 +130,9 @@ final class TransactionRunner {
         // rollback failed would commit the very work that failed.
         boolean ended = false;
         try {
+            if (timed) {
+                listener.onConnectionAcquired(workload, poolWait);
+            }
             if (deadline != null && deadline.remainingNanos(acquired) <= 0) {
                 outcome = Outcome.NO_CONNECTION;
                 rejected(workload, RejectionReason.DEADLINE, 0);

@@ -6,6 +6,7 @@ import org.jetbrains.lincheck.datastructures.Param;
 import org.jetbrains.lincheck.datastructures.StressOptions;
 import org.jetbrains.lincheck.datastructures.ThreadIdGen;
 import org.jetbrains.lincheck.datastructures.Validate;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -20,6 +21,7 @@ import org.junit.jupiter.api.Test;
  * waiters that are only passing through, as with the article's two semaphores, and no sequential specification
  * can tell those apart; the contract tests check the reasons.
  */
+@Tag("no-db")
 public class PermitsModelCheckTest {
     private static final int B = 1;
     private static final int Q = 1;

@@ -61,7 +61,7 @@ public final class TestDatabase {
         Path data;
         try {
             data = Files.createTempDirectory("db-bulkhead-pg-");
-            pg = embeddedBuilder(data, 0, true).start();
+            pg = embeddedBuilder(data, 0).start();
         } catch (IOException | RuntimeException e) {
             throw new IllegalStateException(
                     "could not start the embedded PostgreSQL (" + e + "). Point the tests at a running server "
@@ -73,21 +73,34 @@ public final class TestDatabase {
         Runtime.getRuntime().addShutdownHook(Thread.ofPlatform().unstarted(() -> {
             try {
                 db.embedded.close();
+                deleteRecursively(data);
             } catch (IOException ignored) {
-                // The JVM is exiting; the server's own shutdown is best effort.
+                // The JVM is exiting; the server's own shutdown and cleanup are best effort.
             }
         }));
         return db;
     }
 
-    private static EmbeddedPostgres.Builder embeddedBuilder(Path data, int port, boolean clean) {
+    private static EmbeddedPostgres.Builder embeddedBuilder(Path data, int port) {
         var builder = EmbeddedPostgres.builder()
                 .setPGStartupWait(Duration.ofSeconds(30))
                 .setDataDirectory(data)
-                .setCleanDataDirectory(clean)
+                // Kept across restartEmbedded(); deleted at JVM exit by the shutdown hook.
+                .setCleanDataDirectory(false)
                 // Enough backends for pool tests plus pg_stat_activity probes.
                 .setServerConfig("max_connections", "200");
         return port > 0 ? builder.setPort(port) : builder;
+    }
+
+    private static void deleteRecursively(Path dir) throws IOException {
+        if (!Files.exists(dir)) {
+            return;
+        }
+        try (var paths = Files.walk(dir)) {
+            for (Path p : paths.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(p);
+            }
+        }
     }
 
     /**
@@ -101,7 +114,7 @@ public final class TestDatabase {
         int port = embedded.getPort();
         embedded.close();
         Thread.sleep(down.toMillis());
-        embedded = embeddedBuilder(dataDirectory, port, false).start();
+        embedded = embeddedBuilder(dataDirectory, port).start();
     }
 
     public String jdbcUrl() {
