@@ -162,9 +162,14 @@ public final class FaultyDataSource implements DataSource {
                 hook(Point.CLOSE, connection);
                 boolean wasOpen = !closed;
                 closed = true;
-                connection.close();
-                if (wasOpen) {
-                    open.decrementAndGet();
+                try {
+                    connection.close();
+                } finally {
+                    // HikariCP's close() can throw (a rollback on a killed backend) and still recycle the
+                    // connection: it was handed back either way.
+                    if (wasOpen) {
+                        open.decrementAndGet();
+                    }
                 }
                 if (fires(Point.CLOSE)) {
                     throw injectedFault(Point.CLOSE);
