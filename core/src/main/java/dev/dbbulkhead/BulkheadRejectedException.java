@@ -8,7 +8,9 @@ import java.util.concurrent.RejectedExecutionException;
  *
  * <p>Each reason has its own type; all stay {@link RejectedExecutionException}s so that code written against
  * the article's API keeps working. Each carries the numbers a person needs to act: the barrier, the workload,
- * its execution budget B ({@link #concurrent()}) and extra admission Q ({@link #extraSlots()}).
+ * its execution budget B ({@link #concurrent()}) and extra admission Q ({@link #extraSlots()}). They carry no
+ * stack trace unless the barrier was built with {@code rejectionStackTraces(true)}: a rejection is an expected
+ * outcome under overload, and the cheaper it is, the sooner the carrier threads serve admitted work.
  */
 public abstract sealed class BulkheadRejectedException extends RejectedExecutionException
         permits AdmissionFullException, QueueTimeoutException, DeadlineExceededException {

@@ -33,7 +33,7 @@ import org.openjdk.jmh.annotations.Warmup;
 @Fork(value = 2, jvmArgsAppend = {"-Xms1g", "-Xmx1g"})
 public class RejectionBenchmark {
     private DbBulkhead ours;
-    private DbBulkhead oursNoStackTraces;
+    private DbBulkhead oursWithStackTraces;
     private Semaphore slots;
     private final CountDownLatch release = new CountDownLatch(1);
     private Thread[] holders;
@@ -41,11 +41,11 @@ public class RejectionBenchmark {
     @Setup(Level.Trial)
     public void setUp() throws InterruptedException {
         ours = new DbBulkhead(new NoopDataSource(), 1, 0);
-        oursNoStackTraces = DbBulkhead.builder(new NoopDataSource()).workload("default", 1, 0)
-                .rejectionStackTraces(false).build();
+        oursWithStackTraces = DbBulkhead.builder(new NoopDataSource()).workload("default", 1, 0)
+                .rejectionStackTraces(true).build();
         slots = new Semaphore(1);
         slots.acquire();
-        holders = new Thread[] {hold(ours), hold(oursNoStackTraces)};
+        holders = new Thread[] {hold(ours), hold(oursWithStackTraces)};
     }
 
     /** Takes the barrier's only permit on a thread of its own, until tear-down. */
@@ -104,11 +104,11 @@ public class RejectionBenchmark {
         }
     }
 
-    /** The same, built with {@code rejectionStackTraces(false)}. */
+    /** The same, built with {@code rejectionStackTraces(true)}. */
     @Benchmark
-    public Object dbBulkheadNoStackTraces() throws Exception {
+    public Object dbBulkheadWithStackTraces() throws Exception {
         try {
-            return oursNoStackTraces.transaction(Duration.ofMillis(50), c -> 1);
+            return oursWithStackTraces.transaction(Duration.ofMillis(50), c -> 1);
         } catch (RejectedExecutionException e) {
             return e;
         }

@@ -20,7 +20,7 @@ enum Barriers {
     POOL_ONLY("pool-only"),
     ARTICLE("article"),
     DB_BULKHEAD("db-bulkhead"),
-    DB_BULKHEAD_NO_TRACES("db-bulkhead-nost"),
+    DB_BULKHEAD_TRACES("db-bulkhead-traces"),
     RESILIENCE4J("resilience4j");
 
     final String label;
@@ -36,7 +36,7 @@ enum Barriers {
             }
         }
         throw new IllegalArgumentException("unknown configuration '" + label + "'; known: pool-only, article, "
-                + "db-bulkhead, db-bulkhead-nost, resilience4j");
+                + "db-bulkhead, db-bulkhead-traces, resilience4j");
     }
 
     /** How one operation ended. */
@@ -58,9 +58,9 @@ enum Barriers {
         return switch (this) {
             case POOL_ONLY -> op -> plainTransaction(pool, op);
             case ARTICLE -> articleBarrier(pool, concurrent, extraSlots, wait);
-            case DB_BULKHEAD, DB_BULKHEAD_NO_TRACES -> {
+            case DB_BULKHEAD, DB_BULKHEAD_TRACES -> {
                 var gate = DbBulkhead.builder(pool).name("overload").workload("default", concurrent, extraSlots)
-                        .rejectionStackTraces(this == DB_BULKHEAD).build();
+                        .rejectionStackTraces(this == DB_BULKHEAD_TRACES).build();
                 yield op -> gate.transaction(wait, c -> {
                     op.run(c);
                     return null;

@@ -26,10 +26,11 @@ import picocli.CommandLine.Spec;
  * table; {@code --report DIR} also writes it as Markdown with an SVG chart.
  */
 @Command(name = "overload", mixinStandardHelpOptions = true, sortOptions = false,
-        description = {"Compare pool-only, the article's barrier, db-bulkhead (with and without rejection stack "
-                + "traces) and Resilience4j under the same overload on PostgreSQL (DB_URL/DB_USER/DB_PASSWORD, "
+        description = {"Compare pool-only, the article's barrier, db-bulkhead (as built by default, and with "
+                + "rejection stack traces) and Resilience4j under the same overload on PostgreSQL (DB_URL/DB_USER/DB_PASSWORD, "
                 + "else embedded).",
-            "Latency counts from each operation's intended start; medians over the repetitions."})
+            "Latency counts from each operation's intended start; medians over the repetitions, which run "
+                + "round-robin after an unmeasured warm-up burst per configuration."})
 public final class OverloadCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
@@ -74,7 +75,7 @@ public final class OverloadCommand implements Callable<Integer> {
     int repetitions;
 
     @Option(names = "--configs", split = ",", paramLabel = "NAME",
-            defaultValue = "pool-only,article,db-bulkhead,db-bulkhead-nost,resilience4j",
+            defaultValue = "pool-only,article,db-bulkhead,db-bulkhead-traces,resilience4j",
             description = "Configurations to compare (default: ${DEFAULT-VALUE}).")
     List<String> configs;
 
@@ -101,16 +102,28 @@ public final class OverloadCommand implements Callable<Integer> {
                 concurrent, extra, waitMs, sql);
         out.printf("burst: %d operations at once; open loop: %.0f ops/s for %.1f s; %d repetition(s)%n%n",
                 operations, openRate, durationSeconds, repetitions);
-        var progress = new Progress(spec.commandLine().getErr(), scenarios.size() * barriers.size() * repetitions);
+        var progress = new Progress(spec.commandLine().getErr(),
+                barriers.size() + scenarios.size() * barriers.size() * repetitions);
+        // An unmeasured burst through each configuration first, so that none is measured with cold code.
+        for (Barriers barrier : barriers) {
+            try (var ds = newPool(db)) {
+                OverloadRun.burst(barrier.gate(ds, concurrent, extra, wait), sql, Math.min(operations, 500));
+            }
+            progress.step("warm-up " + barrier.label);
+        }
         Map<String, List<OverloadRun>> runs = new LinkedHashMap<>();
         for (String scenario : scenarios) {
             for (Barriers barrier : barriers) {
-                var list = new ArrayList<OverloadRun>();
-                for (int r = 0; r < repetitions; r++) {
-                    list.add(runOnce(db, scenario, barrier, wait, openRate));
+                runs.put(scenario + "/" + barrier.label, new ArrayList<>());
+            }
+        }
+        // Round-robin over the configurations, so that drift (JIT, GC, the server's caches) spreads over all.
+        for (int r = 0; r < repetitions; r++) {
+            for (String scenario : scenarios) {
+                for (Barriers barrier : barriers) {
+                    runs.get(scenario + "/" + barrier.label).add(runOnce(db, scenario, barrier, wait, openRate));
                     progress.step(scenario + " " + barrier.label);
                 }
-                runs.put(scenario + "/" + barrier.label, list);
             }
         }
         progress.done();

@@ -150,15 +150,17 @@ final class OverloadReport {
                 s.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"%d\" font-size=\"10\" "
                         + "text-anchor=\"middle\">%s</text>%n", bx + (barW - 2) / 2, y + plotH - bh - 3, f(v)));
             }
-            s.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">%s</text>%n",
-                    x + g * groupW + groupW / 2, y + plotH + 16, labels.get(g)));
+            // Staggered, so that long neighbouring names do not run into each other.
+            s.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"%d\" font-size=\"10\" "
+                    + "text-anchor=\"middle\">%s</text>%n", x + g * groupW + groupW / 2,
+                    y + plotH + (g % 2 == 0 ? 14 : 26), labels.get(g)));
         }
         if (series.length > 1) {
             for (int k = 0; k < series.length; k++) {
                 int lx = x + 10 + k * 110;
                 s.append(String.format(Locale.ROOT, "<rect x=\"%d\" y=\"%d\" width=\"10\" height=\"10\" "
-                        + "fill=\"%s\"/>%n", lx, y + plotH + 26, colours[k % colours.length]));
-                text(s, lx + 14, y + plotH + 35, names[k], false);
+                        + "fill=\"%s\"/>%n", lx, y + plotH + 32, colours[k % colours.length]));
+                text(s, lx + 14, y + plotH + 41, names[k], false);
             }
         }
     }

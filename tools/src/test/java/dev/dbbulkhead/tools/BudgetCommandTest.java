@@ -4,24 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.dbbulkhead.testkit.TestDatabase;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.sql.Connection;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
-import picocli.CommandLine;
 
 class BudgetCommandTest {
-    record Run(int exit, String out, String err) {}
-
-    private static Run run(String... args) {
-        var out = new StringWriter();
-        var err = new StringWriter();
-        var cl = new CommandLine(new Main());
-        cl.setOut(new PrintWriter(out));
-        cl.setErr(new PrintWriter(err));
-        int exit = cl.execute(args);
-        return new Run(exit, out.toString(), err.toString());
+    private static Cli.Result run(String... args) {
+        return Cli.run(args);
     }
 
     @Test

@@ -2,8 +2,6 @@ package dev.dbbulkhead.tools;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
@@ -11,27 +9,16 @@ import java.util.List;
 import javax.xml.parsers.DocumentBuilderFactory;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import picocli.CommandLine;
 
 /** The overload tool on a tiny scenario against the real PostgreSQL. */
 class OverloadCommandTest {
-    private static String[] run(String... args) {
-        var out = new StringWriter();
-        var err = new StringWriter();
-        var cl = new CommandLine(new Main());
-        cl.setOut(new PrintWriter(out));
-        cl.setErr(new PrintWriter(err));
-        int exit = cl.execute(args);
-        return new String[] {String.valueOf(exit), out.toString(), err.toString()};
-    }
-
     @Test
     void aTinyRunComparesEveryConfigurationInBothScenariosAndWritesAReport(@TempDir Path dir) throws Exception {
-        String[] r = run("overload", "--pool", "2", "--concurrent", "2", "--extra", "2", "--wait", "20",
+        Cli.Result r = Cli.run("overload", "--pool", "2", "--concurrent", "2", "--extra", "2", "--wait", "20",
                 "--connection-timeout", "250", "--sql", "SELECT pg_sleep(0.01)", "--operations", "60",
                 "--rate", "400", "--duration", "0.25", "--repetitions", "1", "--report", dir.toString());
-        assertThat(r[0]).as(r[2]).isEqualTo("0");
-        List<String> rows = Arrays.stream(r[1].split("\n")).filter(l -> l.startsWith("| burst") || l.startsWith(
+        assertThat(r.exit()).as(r.err()).isZero();
+        List<String> rows = Arrays.stream(r.out().split("\n")).filter(l -> l.startsWith("| burst") || l.startsWith(
                 "| open-loop")).toList();
         assertThat(rows).hasSize(10);
         for (String row : rows) {
@@ -56,10 +43,10 @@ class OverloadCommandTest {
 
     @Test
     void badSettingsAreNamedWithTheirValues() {
-        String[] r = run("overload", "--pool", "0", "--connection-timeout", "100", "--extra", "-1", "--configs",
+        Cli.Result r = Cli.run("overload", "--pool", "0", "--connection-timeout", "100", "--extra", "-1", "--configs",
                 "pool-only,hystrix", "--scenarios", "soak");
-        assertThat(r[0]).isEqualTo("2");
-        assertThat(r[2]).contains("--pool must be >= 1, was 0", "--connection-timeout must be >= 250 (HikariCP's "
+        assertThat(r.exit()).isEqualTo(2);
+        assertThat(r.err()).contains("--pool must be >= 1, was 0", "--connection-timeout must be >= 250 (HikariCP's "
                 + "minimum), was 100", "--extra must be >= 0, was -1", "unknown configuration 'hystrix'",
                 "--scenarios: unknown 'soak'");
     }
