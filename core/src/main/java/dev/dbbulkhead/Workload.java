@@ -84,7 +84,13 @@ public final class Workload {
                 deadlineBinds = true;
             }
         }
-        int entered = permits.enter(waitNanos > 0);
+        int entered;
+        try {
+            entered = permits.enter(waitNanos > 0);
+        } catch (InterruptedException interrupted) { // already interrupted: nothing was taken
+            runner.rejected(this, RejectionReason.INTERRUPTED, 0);
+            throw interrupted;
+        }
         if (entered == Permits.ADMISSION_FULL) {
             runner.rejected(this, RejectionReason.ADMISSION_FULL, 0);
             throw new AdmissionFullException(bulkhead, name, concurrent, extraSlots, runner.stackTraces());

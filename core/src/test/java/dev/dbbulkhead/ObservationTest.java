@@ -78,6 +78,21 @@ class ObservationTest {
     }
 
     @Test
+    void aCallerInterruptedBeforeItCallsIsCountedAsAnInterruptedRejection() throws Exception {
+        var recorder = new Recorder();
+        var gate = DbBulkhead.builder(POOL.get()).listener(recorder).workload("w", 1, 0).build();
+        Thread.currentThread().interrupt();
+        try {
+            gate.transaction(Duration.ofSeconds(1), c -> 1);
+            throw new AssertionError("an interrupted caller must get InterruptedException");
+        } catch (InterruptedException expected) {
+            assertThat(Thread.currentThread().isInterrupted()).isFalse();
+        }
+        assertThat(recorder.calls).containsExactly("rejected INTERRUPTED");
+        Db.assertAllReleased(gate.defaultWorkload(), POOL.get());
+    }
+
+    @Test
     void aListenerThatThrowsBreaksNothingAndLeaksNothing() throws Exception {
         var angry = new BulkheadListener() {
             @Override
