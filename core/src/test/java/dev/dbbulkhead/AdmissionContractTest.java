@@ -59,7 +59,7 @@ class AdmissionContractTest {
             for (int i = 0; i < 3; i++) {
                 g.queue(gate.defaultWorkload(), LONG, c -> 1);
             }
-            var rejected = catchRejection(() -> gate.transaction(LONG, c -> 0));
+            var rejected = Calls.catchRejection(() -> gate.transaction(LONG, c -> 0));
             assertThat(rejected).isInstanceOf(AdmissionFullException.class);
             assertThat(rejected.reason()).isEqualTo(RejectionReason.ADMISSION_FULL);
             assertThat(rejected.concurrent()).isEqualTo(2);
@@ -112,7 +112,7 @@ class AdmissionContractTest {
             g.hold(w, 1);
             Duration wait = Duration.ofMillis(200);
             long start = System.nanoTime();
-            var rejected = catchRejection(() -> gate.transaction(wait, c -> 0));
+            var rejected = Calls.catchRejection(() -> gate.transaction(wait, c -> 0));
             Duration waited = Duration.ofNanos(System.nanoTime() - start);
             assertThat(rejected).isInstanceOf(QueueTimeoutException.class);
             assertThat(((QueueTimeoutException) rejected).queueWait()).isEqualTo(wait);
@@ -132,7 +132,7 @@ class AdmissionContractTest {
         var gate = new DbBulkhead(pool(), 2, 5);
         try (var g = new Gate()) {
             g.hold(gate.defaultWorkload(), 2);
-            var rejected = catchRejection(() -> gate.transaction(Duration.ZERO, c -> 0));
+            var rejected = Calls.catchRejection(() -> gate.transaction(Duration.ZERO, c -> 0));
             assertThat(rejected).isInstanceOf(QueueTimeoutException.class);
             assertThat(rejected.reason()).isEqualTo(RejectionReason.QUEUE_TIMEOUT);
             assertThat(gate.availableSlots()).isEqualTo(5);
@@ -223,21 +223,5 @@ class AdmissionContractTest {
         }
         await().atMost(Duration.ofSeconds(10)).until(() -> w.available() == 1);
         Db.assertAllReleased(w, pool());
-    }
-
-    static BulkheadRejectedException catchRejection(Callable call) {
-        try {
-            call.call();
-        } catch (BulkheadRejectedException e) {
-            return e;
-        } catch (Exception e) {
-            throw new AssertionError("expected a rejection, got " + e, e);
-        }
-        throw new AssertionError("expected a rejection, the call succeeded");
-    }
-
-    @FunctionalInterface
-    interface Callable {
-        void call() throws Exception;
     }
 }

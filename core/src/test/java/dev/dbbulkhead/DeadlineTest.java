@@ -114,7 +114,7 @@ class DeadlineTest {
         var probe = new FaultyDataSource(pool);
         var gate = fakeClock(probe).build();
         var ran = new AtomicBoolean();
-        var e = AdmissionContractTest.catchRejection(
+        var e = Calls.catchRejection(
                 () -> gate.transaction(Deadline.atNanoTime(now.get() - 5_000), c -> ran.getAndSet(true)));
         assertThat(e).isInstanceOf(DeadlineExceededException.class);
         var d = (DeadlineExceededException) e;
@@ -133,7 +133,7 @@ class DeadlineTest {
         try (var g = new Gate()) {
             g.hold(gate.defaultWorkload(), 1);
             long start = System.nanoTime();
-            var e = AdmissionContractTest.catchRejection(() -> gate.transaction(
+            var e = Calls.catchRejection(() -> gate.transaction(
                     TransactionOptions.deadline(Deadline.in(Duration.ofMillis(150)))
                             .withQueueWait(Duration.ofSeconds(20)), c -> 1));
             Duration waited = Duration.ofNanos(System.nanoTime() - start);
@@ -149,7 +149,7 @@ class DeadlineTest {
         var gate = new DbBulkhead(pool, 1, 1);
         try (var g = new Gate()) {
             g.hold(gate.defaultWorkload(), 1);
-            var e = AdmissionContractTest.catchRejection(() -> gate.transaction(
+            var e = Calls.catchRejection(() -> gate.transaction(
                     TransactionOptions.queueWait(Duration.ofMillis(20)).withDeadline(Deadline.in(Duration.ofSeconds(20))),
                     c -> 1));
             assertThat(e).isInstanceOf(QueueTimeoutException.class);
@@ -161,7 +161,7 @@ class DeadlineTest {
         var probe = new FaultyDataSource(pool).onCall(Point.GET_CONNECTION, c -> now.addAndGet(2_000_000_000L));
         var gate = fakeClock(probe).build();
         var ran = new AtomicBoolean();
-        var e = AdmissionContractTest.catchRejection(() -> gate.transaction(
+        var e = Calls.catchRejection(() -> gate.transaction(
                 Deadline.atNanoTime(now.get() + 1_000_000_000L), c -> ran.getAndSet(true)));
         assertThat(e).isInstanceOf(DeadlineExceededException.class);
         assertThat(((DeadlineExceededException) e).stage())

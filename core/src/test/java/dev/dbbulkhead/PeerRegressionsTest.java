@@ -123,7 +123,7 @@ class PeerRegressionsTest {
         var gate = DbBulkhead.builder(faulty).workload("w", 1, 1).build();
         var w = gate.defaultWorkload();
         List<String> paths = new ArrayList<>();
-        ThrowingRunnable[] outcomes = {
+        Calls.Call[] outcomes = {
             () -> w.transaction(Duration.ZERO, c -> 1), // committed
             () -> w.transaction(Duration.ZERO, c -> {
                 throw new SQLException("x");
@@ -182,11 +182,7 @@ class PeerRegressionsTest {
         assertThat(paths).hasSize(outcomes.length);
     }
 
-    interface ThrowingRunnable {
-        void run() throws Exception;
-    }
-
-    private static void withFault(FaultyDataSource faulty, Point point, ThrowingRunnable r) throws Exception {
+    private static void withFault(FaultyDataSource faulty, Point point, Calls.Call r) throws Exception {
         faulty.fail(point);
         try {
             r.run();

@@ -2,9 +2,7 @@ package dev.dbbulkhead.tools;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.dbbulkhead.testkit.TestDatabase;
-import java.io.IOException;
 import java.io.PrintWriter;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -262,10 +260,5 @@ public final class OverloadCommand implements Callable<Integer> {
                 err.flush();
             }
         }
-    }
-
-    static void writeString(Path file, String text) throws IOException {
-        Files.createDirectories(file.getParent());
-        Files.writeString(file, text);
     }
 }

@@ -2,6 +2,7 @@ package dev.dbbulkhead.tools;
 
 import dev.dbbulkhead.tools.Barriers.Result;
 import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -77,8 +78,9 @@ final class OverloadReport {
                 .append("the barrier (queue timeouts wait by design and are left out).\n\n");
         table.forEach(line -> md.append(line).append('\n'));
         md.append("\n![goodput and p99 latency per configuration](overload.svg)\n");
-        OverloadCommand.writeString(dir.resolve("overload.md"), md.toString());
-        OverloadCommand.writeString(dir.resolve("overload.svg"), svg(runs));
+        Files.createDirectories(dir);
+        Files.writeString(dir.resolve("overload.md"), md.toString());
+        Files.writeString(dir.resolve("overload.svg"), svg(runs));
     }
 
     /** Per scenario: goodput bars, and p99 latency of successes and of failures on a log scale. */
