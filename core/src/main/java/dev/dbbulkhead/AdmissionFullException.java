@@ -11,7 +11,7 @@ public final class AdmissionFullException extends BulkheadRejectedException {
 
     @Override
     String describe() {
-        return "db admission full (" + concurrent() + " running + " + extraSlots() + " waiting = "
+        return "admission full (" + concurrent() + " running + " + extraSlots() + " waiting = "
                 + (concurrent() + (long) extraSlots()) + " admitted)";
     }
 

@@ -4,8 +4,7 @@ package dev.dbbulkhead;
  * Observes a barrier's operations, for metrics, tracing and flight recording. Every method has a no-op
  * default; implement only what you need.
  *
- * <p>Called synchronously on the caller's thread, so keep each call short and non-blocking. A listener that
- * throws is caught and logged: it never breaks a transaction or leaks a permit. Implementations must be
+ * <p>Called synchronously on the caller's thread, so keep each call short and non-blocking. Implementations must be
  * thread-safe. Durations are in nanoseconds on the barrier's nano clock; with {@link #NOOP} (the default)
  * the barrier does not read the clock for them at all.
  *
@@ -13,7 +12,12 @@ package dev.dbbulkhead;
  * {@code onAdmitted}, then either {@code onRejected} (queue timeout, deadline, interrupt) or
  * {@code onPermitAcquired}, then {@code onConnectionAcquired} when the pool gave a connection, then exactly one
  * {@code onFinished}. A deadline found passed once the connection is in hand adds {@code onRejected(DEADLINE)}
- * before {@code onFinished(NO_CONNECTION)}.
+ * before {@code onFinished(NO_CONNECTION)}. A {@link Lease} from {@code acquire()} ends with
+ * {@code onFinished(RELEASED)} when it is closed.
+ *
+ * <p>Whatever a listener throws (a {@link RuntimeException}, a checked exception thrown sneakily, an {@link Error},
+ * a {@link VirtualMachineError} too) is caught and logged: a listener observes, it never changes what the caller is
+ * told (in particular not after a commit) nor whether a permit or a connection goes back.
  */
 public interface BulkheadListener {
     /** The shared listener that does nothing. */

@@ -19,6 +19,13 @@ public final class CommitOutcomeUnknownException extends SQLException {
         this.commitAcknowledged = commitAcknowledged;
     }
 
+    /** With a cause that is not an {@link SQLException} (e.g. an {@link Error} while cleaning up). */
+    public CommitOutcomeUnknownException(String message, Throwable cause, boolean commitAcknowledged) {
+        super(message, cause instanceof SQLException e ? e.getSQLState() : null,
+                cause instanceof SQLException e ? e.getErrorCode() : 0, cause);
+        this.commitAcknowledged = commitAcknowledged;
+    }
+
     /** True when {@code commit()} returned normally and a later cleanup step failed. */
     public boolean commitAcknowledged() {
         return commitAcknowledged;

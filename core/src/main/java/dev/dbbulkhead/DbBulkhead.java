@@ -1,6 +1,10 @@
 package dev.dbbulkhead;
 
+import dev.dbbulkhead.internal.Frames;
+import dev.dbbulkhead.internal.PoolSizes;
 import dev.dbbulkhead.internal.Preconditions;
+import dev.dbbulkhead.internal.Telemetry;
+import dev.dbbulkhead.internal.TransactionRunner;
 import java.lang.System.Logger.Level;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -30,8 +34,8 @@ import javax.sql.DataSource;
  * <p>{@code work} runs synchronously on the caller's thread and must return a fully materialised value; it must
  * not commit, roll back, change auto-commit or close the connection (the connection it gets refuses to), must
  * not return a {@code Connection}, {@code Statement}, {@code ResultSet} or stream (rejected), and must not
- * start asynchronous database work. The barrier is not reentrant: calling it again from inside {@code work}
- * fails with {@link IllegalStateException}.
+ * start asynchronous database work. The barrier is not reentrant: calling it again from inside {@code work}, or
+ * on a thread that holds one of its {@link Lease}s, fails with {@link IllegalStateException}.
  *
  * <p>Thread-safe.
  */
@@ -68,13 +72,13 @@ public final class DbBulkhead {
     private DbBulkhead(Builder b) {
         this.name = b.name;
         this.source = b.source;
-        BulkheadListener listener =
-                b.listeners.isEmpty() ? BulkheadListener.NOOP : SafeListener.of(b.listeners, LOG);
-        var runner = new TransactionRunner(b.source, listener, b.nanoClock, b.statementTimeouts, b.lockTimeouts,
-                b.rejectionStackTraces);
+        var telemetry = new Telemetry(b.listeners, b.nanoClock, b.rejectionStackTraces, LOG);
+        var runner = new TransactionRunner(b.source, telemetry, b.statementTimeouts, b.lockTimeouts);
+        var frames = new Frames();
         var map = new LinkedHashMap<String, Workload>();
         for (var spec : b.specs.values()) {
-            map.put(spec.name(), new Workload(b.name, spec.name(), spec.concurrent(), spec.extraSlots(), runner));
+            map.put(spec.name(), new Workload(b.name, spec.name(), spec.concurrent(), spec.extraSlots(), frames,
+                    telemetry, runner));
         }
         this.workloads = Collections.unmodifiableMap(map);
         this.defaultWorkload = map.values().iterator().next();
@@ -118,6 +122,19 @@ public final class DbBulkhead {
     public <T> T transaction(TransactionOptions options, SqlWork<T> work)
             throws SQLException, InterruptedException {
         return defaultWorkload.transaction(options, work);
+    }
+
+    /**
+     * Admission to the default workload without a transaction, for callers that run their own (Spring's
+     * {@code TransactionTemplate}, jOOQ, JPA): see {@link Workload#acquire(Duration)} and {@link Lease}.
+     */
+    public Lease acquire(Duration queueWait) throws InterruptedException {
+        return defaultWorkload.acquire(queueWait);
+    }
+
+    /** Admission to the default workload without a transaction, bounded by {@code deadline}. */
+    public Lease acquire(Deadline deadline) throws InterruptedException {
+        return defaultWorkload.acquire(deadline);
     }
 
     /** The workload called {@code name}. */
@@ -282,6 +299,11 @@ public final class DbBulkhead {
                 throw new IllegalStateException("db-bulkhead '" + name + "': declare at least one workload");
             }
             int pool = !checkPoolSize ? -1 : poolSize > 0 ? poolSize : PoolSizes.maximumPoolSize(source);
+            if (checkPoolSize && pool <= 0) {
+                LOG.log(Level.WARNING, "db-bulkhead ''{0}'': cannot tell the pool size of {1}, so the workloads'' "
+                        + "concurrent {2} are not checked against it; give it with poolSize(...)", name,
+                        source.getClass().getName(), describe());
+            }
             if (pool > 0) {
                 long sum = specs.values().stream().mapToLong(WorkloadSpec::concurrent).sum();
                 if (sum > pool) {

@@ -1,5 +1,6 @@
 package dev.dbbulkhead;
 
+import dev.dbbulkhead.internal.Nanos;
 import dev.dbbulkhead.internal.Preconditions;
 import java.time.Clock;
 import java.time.Duration;
@@ -10,7 +11,9 @@ import java.time.Instant;
  *
  * <p>Its remaining time bounds, in order, the wait for an execution permit, the connection acquisition (checked
  * once the connection is in hand) and, on PostgreSQL, the statements ({@code SET LOCAL statement_timeout}).
- * Create it where the caller's budget starts (e.g. when the request arrives) and pass it down.
+ * Create it where the caller's budget starts (e.g. when the request arrives) and pass it down. Arithmetic
+ * saturates: a deadline 30 days or {@code Duration.ofNanos(Long.MAX_VALUE)} away, or at {@link Instant#MAX}, is
+ * simply far away (on PostgreSQL, the statement timeout is then capped at the server's maximum, about 24.8 days).
  *
  * <p>Immutable and thread-safe.
  */
@@ -29,14 +32,14 @@ public final class Deadline {
     /** The deadline {@code timeout} after {@code nowNanos} on the nano clock the barrier uses. */
     public static Deadline in(Duration timeout, long nowNanos) {
         Preconditions.notNull(timeout, "timeout");
-        return new Deadline(nowNanos + saturatedNanos(timeout));
+        return new Deadline(Nanos.saturatedAdd(nowNanos, Nanos.of(timeout)));
     }
 
     /** The deadline at a wall-clock instant, converted once, now, to the nano clock. */
     public static Deadline at(Instant instant) {
         Preconditions.notNull(instant, "instant");
         long now = System.nanoTime();
-        return new Deadline(now + saturatedNanos(Duration.between(Clock.systemUTC().instant(), instant)));
+        return new Deadline(Nanos.saturatedAdd(now, Nanos.of(Duration.between(Clock.systemUTC().instant(), instant))));
     }
 
     /** The deadline at an absolute {@link System#nanoTime()} (or injected nano clock) value. */
@@ -51,15 +54,7 @@ public final class Deadline {
 
     /** Nanoseconds left at {@code nowNanos}; zero or negative once passed. */
     public long remainingNanos(long nowNanos) {
-        return nanoTime - nowNanos;
-    }
-
-    private static long saturatedNanos(Duration d) {
-        try {
-            return d.toNanos();
-        } catch (ArithmeticException tooLarge) {
-            return d.isNegative() ? Long.MIN_VALUE / 2 : Long.MAX_VALUE / 2;
-        }
+        return Nanos.saturatedSubtract(nanoTime, nowNanos);
     }
 
     @Override
@@ -74,6 +69,6 @@ public final class Deadline {
 
     @Override
     public String toString() {
-        return "Deadline[in " + Duration.ofNanos(nanoTime - System.nanoTime()) + "]";
+        return "Deadline[in " + Duration.ofNanos(remainingNanos(System.nanoTime())) + "]";
     }
 }

@@ -1,9 +1,10 @@
 package dev.dbbulkhead;
 
 /**
- * The operation's {@link Deadline} passed before {@code work} ran: before admission, during the wait for an
- * execution permit, or while the pool was handing out a connection. Nothing was written; every permit and
- * the connection (if one was taken) were given back before this was thrown.
+ * The operation's {@link Deadline} passed: before admission, during the wait for an execution permit, while the
+ * pool was handing out a connection, or in a statement that the deadline's {@code statement_timeout} cancelled
+ * (then the driver's 57014 exception is the {@link #getCause() cause} and the transaction was rolled back). Nothing
+ * was written; every permit and the connection (if one was taken) were given back before this was thrown.
  */
 public final class DeadlineExceededException extends BulkheadRejectedException {
     /** Where the deadline was found to have passed. */
@@ -13,17 +14,26 @@ public final class DeadlineExceededException extends BulkheadRejectedException {
         /** Passed while waiting for an execution permit. */
         PERMIT_WAIT,
         /** Passed while the pool handed out the connection; the connection went back unused. */
-        CONNECTION_ACQUISITION
+        CONNECTION_ACQUISITION,
+        /**
+         * A statement of {@code work} was cancelled by the {@code statement_timeout} that the deadline set (on
+         * PostgreSQL); the transaction was rolled back. A timeout that the session or the work set itself stays the
+         * driver's own exception.
+         */
+        STATEMENT
     }
 
     private final Stage stage;
     private final long overdueNanos;
 
     DeadlineExceededException(String bulkhead, String workload, int concurrent, int extraSlots, Stage stage,
-            long overdueNanos, boolean stackTrace) {
+            long overdueNanos, Throwable cause, boolean stackTrace) {
         super(bulkhead, workload, concurrent, extraSlots, stackTrace);
         this.stage = stage;
         this.overdueNanos = overdueNanos;
+        if (cause != null) {
+            initCause(cause);
+        }
     }
 
     @Override
@@ -37,6 +47,7 @@ public final class DeadlineExceededException extends BulkheadRejectedException {
             case BEFORE_ADMISSION -> "before admission";
             case PERMIT_WAIT -> "while waiting for an execution permit";
             case CONNECTION_ACQUISITION -> "while acquiring a connection from the pool";
+            case STATEMENT -> "in a statement (cancelled by the deadline's statement_timeout; rolled back)";
         };
     }
 

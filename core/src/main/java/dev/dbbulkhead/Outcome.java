@@ -9,5 +9,10 @@ public enum Outcome {
     /** {@code commit()} failed, or cleanup after it: the write may have taken effect. */
     OUTCOME_UNKNOWN,
     /** No connection was obtained (pool timeout, broken server) or the deadline passed while getting one. */
-    NO_CONNECTION
+    NO_CONNECTION,
+    /**
+     * A {@link Lease} from {@code acquire()} was closed: the caller ran its own transaction, whose outcome the
+     * barrier does not see. The hold time is the lease's; there is no pool wait or work time.
+     */
+    RELEASED
 }

@@ -17,7 +17,7 @@ public final class QueueTimeoutException extends BulkheadRejectedException {
 
     @Override
     String describe() {
-        return "db admission timed out: no execution permit within " + queueWait + " (concurrent=" + concurrent()
+        return "admission timed out: no execution permit within " + queueWait + " (concurrent=" + concurrent()
                 + ", extraSlots=" + extraSlots() + ")";
     }
 

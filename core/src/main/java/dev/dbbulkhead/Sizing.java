@@ -19,7 +19,12 @@ public final class Sizing {
         if (holdTime.isZero()) {
             throw new IllegalArgumentException("holdTime must be > 0, was " + holdTime);
         }
-        double perPermit = (double) queueWait.toNanos() / holdTime.toNanos();
+        // In seconds as doubles: no overflow for durations of any size (the result saturates at Long.MAX_VALUE).
+        double perPermit = seconds(queueWait) / seconds(holdTime);
         return (long) Math.floor(concurrent * perPermit);
+    }
+
+    private static double seconds(Duration d) {
+        return d.getSeconds() + d.getNano() / 1e9;
     }
 }

@@ -1,26 +1,31 @@
 package dev.dbbulkhead;
 
 import dev.dbbulkhead.DbBulkhead.SqlWork;
+import dev.dbbulkhead.internal.DeadlinePassed;
+import dev.dbbulkhead.internal.Frames;
+import dev.dbbulkhead.internal.Nanos;
+import dev.dbbulkhead.internal.PermitLease;
 import dev.dbbulkhead.internal.Permits;
 import dev.dbbulkhead.internal.Preconditions;
+import dev.dbbulkhead.internal.Telemetry;
+import dev.dbbulkhead.internal.TransactionRunner;
 import java.sql.SQLException;
 import java.time.Duration;
 
 /**
  * One workload's budget inside a {@link DbBulkhead}: B execution permits ({@link #concurrent()}) and B + Q
- * admission slots ({@link #extraSlots()} = Q). This class holds the whole permit logic of the barrier.
+ * admission slots ({@link #extraSlots()} = Q). Admission lives here: it hands out a {@link Lease}, and
+ * {@code transaction()} runs one JDBC transaction inside one.
  *
  * <p>An operation first takes an admission slot without waiting (none free: {@link AdmissionFullException}),
- * then waits on the fair execution semaphore for at most its queue wait or its deadline (expired:
+ * then waits on the fair execution permits for at most its queue wait or its deadline (expired:
  * {@link QueueTimeoutException} or {@link DeadlineExceededException}; interrupted: {@link InterruptedException}),
- * releasing only the slot in those cases. With both, it runs the transaction and releases both permits after the
- * connection is closed, on its own thread, whatever happened. A permit is a lease, released exactly once by the
- * thread that took it: a caller that gives up (e.g. {@code Future.cancel(true)}) releases nothing while its work
- * still runs.
+ * releasing only the slot in those cases. With both, it holds a lease until it is closed: after the transaction's
+ * connection is closed, on its own thread, whatever happened. A permit is released exactly once by the thread that
+ * took it: a caller that gives up (e.g. {@code Future.cancel(true)}) releases nothing while its work still runs.
  *
- * <p>Thread-safe. An operation that does not wait costs one CAS to enter and one to leave, takes no lock and
- * allocates nothing; one that waits allocates its queue node, as a {@code Semaphore} would, and waits without
- * pinning its carrier if it is a virtual thread.
+ * <p>Thread-safe. An operation that does not wait costs one CAS to enter and one to leave and takes no lock; one
+ * that waits queues without pinning its carrier if it is a virtual thread.
  */
 public final class Workload {
     private final String bulkhead;
@@ -28,15 +33,20 @@ public final class Workload {
     private final int concurrent;
     private final int extraSlots;
     private final Permits permits;
+    private final Frames frames;
+    private final Telemetry telemetry;
     private final TransactionRunner runner;
 
-    Workload(String bulkhead, String name, int concurrent, int extraSlots, TransactionRunner runner) {
+    Workload(String bulkhead, String name, int concurrent, int extraSlots, Frames frames, Telemetry telemetry,
+            TransactionRunner runner) {
         this.bulkhead = bulkhead;
         this.name = name;
         this.concurrent = concurrent;
         this.extraSlots = extraSlots;
         Preconditions.sum(concurrent, "concurrent", extraSlots, "extraSlots");
         this.permits = new Permits(concurrent, extraSlots);
+        this.frames = frames;
+        this.telemetry = telemetry;
         this.runner = runner;
     }
 
@@ -47,14 +57,14 @@ public final class Workload {
     public <T> T transaction(Duration queueWait, SqlWork<T> work) throws SQLException, InterruptedException {
         Preconditions.notNull(work, "work");
         Preconditions.notNegative(queueWait, "queueWait");
-        return run(queueWait, null, null, work);
+        return run(admit(queueWait, null, false), null, work);
     }
 
     /** Runs {@code work} in one transaction bounded by {@code deadline}. See {@link Deadline}. */
     public <T> T transaction(Deadline deadline, SqlWork<T> work) throws SQLException, InterruptedException {
         Preconditions.notNull(work, "work");
         Preconditions.notNull(deadline, "deadline");
-        return run(null, deadline, null, work);
+        return run(admit(null, deadline, false), null, work);
     }
 
     /** Runs {@code work} in one transaction with {@code options} (wait or deadline, read-only, isolation). */
@@ -62,94 +72,138 @@ public final class Workload {
             throws SQLException, InterruptedException {
         Preconditions.notNull(work, "work");
         Preconditions.notNull(options, "options");
-        return run(options.queueWait(), options.deadline(), options, work);
+        return run(admit(options.queueWait(), options.deadline(), false), options, work);
     }
 
-    private <T> T run(Duration queueWait, Deadline deadline, TransactionOptions options, SqlWork<T> work)
-            throws SQLException, InterruptedException {
-        TransactionRunner.Frame frame = runner.enter(this);
-        BulkheadListener listener = runner.listener();
-        boolean timed = runner.timed();
-        long start = deadline != null || timed ? runner.clock().getAsLong() : 0;
-        long waitNanos = queueWait == null ? Long.MAX_VALUE : saturatedNanos(queueWait);
+    /**
+     * Admission without a transaction: waits at most {@code queueWait} for an execution permit and returns a
+     * {@link Lease} holding both permits, for a caller that runs its own transaction. Same rejections, listener
+     * calls and flight-recorder events as {@code transaction()}.
+     *
+     * @throws IllegalStateException when this thread already holds a lease of this barrier (or runs its work)
+     */
+    public Lease acquire(Duration queueWait) throws InterruptedException {
+        Preconditions.notNegative(queueWait, "queueWait");
+        return admit(queueWait, null, true);
+    }
+
+    /** Admission without a transaction, bounded by {@code deadline}; see {@link #acquire(Duration)}. */
+    public Lease acquire(Deadline deadline) throws InterruptedException {
+        Preconditions.notNull(deadline, "deadline");
+        return admit(null, deadline, true);
+    }
+
+    /** Runs the transaction inside the lease, then closes it; a deadline passed inside becomes the rejection. */
+    private <T> T run(PermitLease lease, TransactionOptions options, SqlWork<T> work) throws SQLException {
+        try (lease) {
+            return runner.run(lease, options, work);
+        } catch (DeadlinePassed passed) {
+            var exceeded = deadlineExceeded(passed.stage(), passed.overdueNanos(), passed.driverException());
+            for (Throwable suppressed : passed.getSuppressed()) {
+                exceeded.addSuppressed(suppressed);
+            }
+            throw exceeded;
+        }
+    }
+
+    /**
+     * Both permits, or a rejection. The lease is allocated before anything is taken, and from the moment a permit
+     * is held until the lease is returned only field writes run, or anything thrown gives the permits back.
+     */
+    private PermitLease admit(Duration queueWait, Deadline deadline, boolean measure) throws InterruptedException {
+        Frames.Frame frame = frames.enter(this);
+        boolean timed = telemetry.timed();
+        long start = timed || measure || deadline != null ? telemetry.now() : 0;
+        long waitNanos = queueWait == null ? Long.MAX_VALUE : Nanos.of(queueWait);
         boolean deadlineBinds = false;
         if (deadline != null) {
             long remaining = deadline.remainingNanos(start);
             if (remaining <= 0) {
-                runner.rejected(this, RejectionReason.DEADLINE, 0);
-                throw deadlineExceeded(DeadlineExceededException.Stage.BEFORE_ADMISSION, -remaining);
+                telemetry.rejected(this, RejectionReason.DEADLINE, 0);
+                throw deadlineExceeded(DeadlineExceededException.Stage.BEFORE_ADMISSION, -remaining, null);
             }
             if (remaining <= waitNanos) {
                 waitNanos = remaining;
                 deadlineBinds = true;
             }
         }
+        var lease = new PermitLease(this, permits, telemetry, frame, deadline, timed);
         int entered;
         try {
             entered = permits.enter(waitNanos > 0);
         } catch (InterruptedException interrupted) { // already interrupted: nothing was taken
-            runner.rejected(this, RejectionReason.INTERRUPTED, 0);
+            telemetry.rejected(this, RejectionReason.INTERRUPTED, 0);
             throw interrupted;
         }
         if (entered == Permits.ADMISSION_FULL) {
-            runner.rejected(this, RejectionReason.ADMISSION_FULL, 0);
-            throw new AdmissionFullException(bulkhead, name, concurrent, extraSlots, runner.stackTraces());
+            telemetry.rejected(this, RejectionReason.ADMISSION_FULL, 0);
+            throw new AdmissionFullException(bulkhead, name, concurrent, extraSlots, telemetry.stackTraces());
         }
-        // What this thread holds, so that the finally block gives back exactly that, whatever is thrown.
-        boolean acquired = entered == Permits.ACQUIRED;
-        boolean slotOnly = entered == Permits.MUST_WAIT;
-        try {
-            listener.onAdmitted(this);
-            if (slotOnly) {
-                slotOnly = false; // await() gives the slot back itself unless it returns ACQUIRED
-                try {
-                    acquired = permits.await(waitNanos) == Permits.ACQUIRED;
-                } catch (InterruptedException interrupted) {
-                    runner.rejected(this, RejectionReason.INTERRUPTED, elapsedSince(timed, start));
-                    throw interrupted;
-                }
-            }
-            long waited = elapsedSince(timed, start);
-            if (!acquired) {
-                if (deadlineBinds) {
-                    runner.rejected(this, RejectionReason.DEADLINE, waited);
-                    throw deadlineExceeded(DeadlineExceededException.Stage.PERMIT_WAIT,
-                            -deadline.remainingNanos(runner.clock().getAsLong()));
-                }
-                runner.rejected(this, RejectionReason.QUEUE_TIMEOUT, waited);
-                throw new QueueTimeoutException(bulkhead, name, concurrent, extraSlots, queueWait,
-                        runner.stackTraces());
-            }
-            frame.timed = timed;
-            frame.permitWait = waited;
+        if (entered == Permits.TIMED_OUT) { // no wait allowed and no permit free: nothing is held
             if (timed) {
-                listener.onPermitAcquired(this, waited);
+                telemetry.admitted(this);
             }
-            return runner.run(frame, this, deadline, options, work);
-        } finally {
-            if (acquired) {
-                permits.exit();
-            } else if (slotOnly) {
-                permits.leave();
-            }
+            throw timedOut(queueWait, deadline, deadlineBinds, 0);
         }
-    }
-
-    private long elapsedSince(boolean timed, long start) {
-        return timed ? runner.clock().getAsLong() - start : 0;
-    }
-
-    DeadlineExceededException deadlineExceeded(DeadlineExceededException.Stage stage, long overdueNanos) {
-        return new DeadlineExceededException(bulkhead, name, concurrent, extraSlots, stage, overdueNanos,
-                runner.stackTraces());
-    }
-
-    private static long saturatedNanos(Duration wait) {
+        boolean queued = entered == Permits.MUST_WAIT;
+        if (queued && awaitPermit(lease, waitNanos, timed, start) != Permits.ACQUIRED) {
+            throw timedOut(queueWait, deadline, deadlineBinds, timed || measure ? telemetry.now() - start : 0);
+        }
         try {
-            return wait.toNanos();
-        } catch (ArithmeticException tooLong) {
-            return Long.MAX_VALUE;
+            if (!queued) {
+                long now = timed || measure ? telemetry.now() : start;
+                lease.granted(now - start, now);
+                if (timed) {
+                    telemetry.admitted(this);
+                }
+            }
+            if (timed) {
+                telemetry.permitAcquired(this, lease.permitWaitNanos());
+            }
+        } catch (Throwable t) {
+            lease.close();
+            throw t;
         }
+        return lease;
+    }
+
+    /** Holds a slot: waits for an execution permit, and whatever happens gives back what is held on failure. */
+    private int awaitPermit(PermitLease lease, long waitNanos, boolean timed, long start)
+            throws InterruptedException {
+        try {
+            if (timed) {
+                telemetry.admitted(this);
+            }
+            int result = permits.await(lease, waitNanos);
+            if (result == Permits.ACQUIRED) {
+                long now = telemetry.now();
+                lease.granted(now - start, now);
+            }
+            return result;
+        } catch (InterruptedException interrupted) {
+            telemetry.rejected(this, RejectionReason.INTERRUPTED, timed ? telemetry.now() - start : 0);
+            throw interrupted;
+        } catch (Throwable t) {
+            permits.abandon(lease); // a stack overflow while queued or settling leaves the queue consistent
+            throw t;
+        }
+    }
+
+    private BulkheadRejectedException timedOut(Duration queueWait, Deadline deadline, boolean deadlineBinds,
+            long waited) {
+        if (deadlineBinds) {
+            telemetry.rejected(this, RejectionReason.DEADLINE, waited);
+            return deadlineExceeded(DeadlineExceededException.Stage.PERMIT_WAIT,
+                    -deadline.remainingNanos(telemetry.now()), null);
+        }
+        telemetry.rejected(this, RejectionReason.QUEUE_TIMEOUT, waited);
+        return new QueueTimeoutException(bulkhead, name, concurrent, extraSlots, queueWait, telemetry.stackTraces());
+    }
+
+    private DeadlineExceededException deadlineExceeded(DeadlineExceededException.Stage stage, long overdueNanos,
+            SQLException cause) {
+        return new DeadlineExceededException(bulkhead, name, concurrent, extraSlots, stage, overdueNanos, cause,
+                telemetry.stackTraces());
     }
 
     /** The workload's name. */

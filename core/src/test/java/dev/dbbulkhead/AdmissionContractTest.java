@@ -24,7 +24,7 @@ import org.junit.jupiter.params.provider.EnumSource;
 class AdmissionContractTest {
     private static final Duration LONG = Duration.ofSeconds(20);
     @RegisterExtension
-    static final PoolExtension POOL = new PoolExtension(6);
+    static final BarrierExtension POOL = new BarrierExtension(6);
     private static HikariDataSource pool() {
         return POOL.get();
     }
@@ -33,7 +33,7 @@ class AdmissionContractTest {
     @EnumSource(Threads.class)
     void admissionFullRejectsAtOnceWithoutWaiting(Threads threads) throws Exception {
         var probe = new FaultyDataSource(pool());
-        var gate = new DbBulkhead(probe, 1, 0);
+        var gate = POOL.bulkhead(probe, 1, 0);
         try (var g = new Gate(threads)) {
             g.hold(gate.defaultWorkload(), 1);
             long start = System.nanoTime();
@@ -41,7 +41,7 @@ class AdmissionContractTest {
             assertThatThrownBy(() -> gate.transaction(LONG, c -> 0))
                     .isInstanceOf(AdmissionFullException.class)
                     .isInstanceOf(RejectedExecutionException.class)
-                    .hasMessageContaining("db admission full");
+                    .hasMessageContaining("admission full");
             assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(LONG.dividedBy(2));
             assertThat(probe.openConnections()).as("only the holder's connection").isEqualTo(1);
             assertThat(gate.available()).isZero();
@@ -53,7 +53,7 @@ class AdmissionContractTest {
 
     @Test
     void admissionFullCarriesTheNumbers() throws Exception {
-        var gate = new DbBulkhead(pool(), 2, 3);
+        var gate = POOL.bulkhead(pool(), 2, 3);
         try (var g = new Gate()) {
             g.hold(gate.defaultWorkload(), 2);
             for (int i = 0; i < 3; i++) {
@@ -72,7 +72,7 @@ class AdmissionContractTest {
     @Test
     void whileBPlusQAreInsideEveryFurtherCallerIsRejectedAndTheQWaitersSucceedOnceCapacityFrees()
             throws Exception {
-        var gate = new DbBulkhead(pool(), 2, 3);
+        var gate = POOL.bulkhead(pool(), 2, 3);
         var w = gate.defaultWorkload();
         try (var g = new Gate()) {
             Future<?>[] holders = g.hold(w, 2);
@@ -106,7 +106,7 @@ class AdmissionContractTest {
     @EnumSource(Threads.class)
     void queueWaitTimeoutRejectsAfterAboutTheWaitAndReleasesOnlyTheSlot(Threads threads) throws Exception {
         var probe = new FaultyDataSource(pool());
-        var gate = new DbBulkhead(probe, 1, 2);
+        var gate = POOL.bulkhead(probe, 1, 2);
         var w = gate.defaultWorkload();
         try (var g = new Gate(threads)) {
             g.hold(w, 1);
@@ -116,7 +116,7 @@ class AdmissionContractTest {
             Duration waited = Duration.ofNanos(System.nanoTime() - start);
             assertThat(rejected).isInstanceOf(QueueTimeoutException.class);
             assertThat(((QueueTimeoutException) rejected).queueWait()).isEqualTo(wait);
-            assertThat(rejected.getMessage()).contains("db admission timed out", "PT0.2S", "concurrent=1",
+            assertThat(rejected.getMessage()).contains("admission timed out", "PT0.2S", "concurrent=1",
                     "extraSlots=2");
             assertThat(waited).isGreaterThanOrEqualTo(wait).isLessThan(LONG);
             assertThat(w.available()).as("the holder keeps its permit").isZero();
@@ -129,7 +129,7 @@ class AdmissionContractTest {
 
     @Test
     void zeroWaitWithEveryExecutionPermitBusyIsAQueueTimeout() throws Exception {
-        var gate = new DbBulkhead(pool(), 2, 5);
+        var gate = POOL.bulkhead(pool(), 2, 5);
         try (var g = new Gate()) {
             g.hold(gate.defaultWorkload(), 2);
             var rejected = Calls.catchRejection(() -> gate.transaction(Duration.ZERO, c -> 0));
@@ -141,7 +141,7 @@ class AdmissionContractTest {
 
     @Test
     void zeroWaitWithAFreePermitRuns() throws Exception {
-        var gate = new DbBulkhead(pool(), 1, 0);
+        var gate = POOL.bulkhead(pool(), 1, 0);
         String ran = gate.transaction(Duration.ZERO, c -> "ran");
         assertThat(ran).isEqualTo("ran");
         Db.assertAllReleased(gate.defaultWorkload(), pool());
@@ -149,7 +149,7 @@ class AdmissionContractTest {
 
     @Test
     void waitersGetTheExecutionPermitInArrivalOrder() throws Exception {
-        var gate = new DbBulkhead(pool(), 1, 5);
+        var gate = POOL.bulkhead(pool(), 1, 5);
         var order = new ConcurrentLinkedQueue<Integer>();
         try (var g = new Gate()) {
             g.hold(gate.defaultWorkload(), 1);
@@ -174,7 +174,7 @@ class AdmissionContractTest {
     void anInterruptWhileWaitingThrowsInterruptedExceptionAndReleasesOnlyTheSlot(Threads threads)
             throws Exception {
         var probe = new FaultyDataSource(pool());
-        var gate = new DbBulkhead(probe, 1, 1);
+        var gate = POOL.bulkhead(probe, 1, 1);
         var w = gate.defaultWorkload();
         try (var g = new Gate(threads)) {
             g.hold(w, 1);
@@ -197,7 +197,7 @@ class AdmissionContractTest {
 
     @Test
     void aCallerAlreadyInterruptedGetsInterruptedExceptionEvenWithAFreePermit() throws Exception {
-        var gate = new DbBulkhead(pool(), 1, 0);
+        var gate = POOL.bulkhead(pool(), 1, 0);
         var ran = new java.util.concurrent.atomic.AtomicBoolean();
         Thread.currentThread().interrupt();
         try {
@@ -212,7 +212,7 @@ class AdmissionContractTest {
 
     @Test
     void cancellingAWaitingCallerReleasesItsSlot() throws Exception {
-        var gate = new DbBulkhead(pool(), 1, 1);
+        var gate = POOL.bulkhead(pool(), 1, 1);
         var w = gate.defaultWorkload();
         try (var g = new Gate()) {
             g.hold(w, 1);

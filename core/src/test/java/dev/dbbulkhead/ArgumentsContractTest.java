@@ -14,7 +14,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 /** Article point 1 and 6: every bad argument gets its own clear exception and acquires nothing. */
 class ArgumentsContractTest {
     @RegisterExtension
-    static final PoolExtension POOL = new PoolExtension(2);
+    static final BarrierExtension POOL = new BarrierExtension(2);
     private static HikariDataSource pool() {
         return POOL.get();
     }
@@ -53,7 +53,7 @@ class ArgumentsContractTest {
     @Test
     void theSmallestAndLargestValidCapacitiesAreAccepted() {
         assertThatNoException().isThrownBy(() -> new DbBulkhead(pool(), 1, 0));
-        var huge = new DbBulkhead(pool(), Integer.MAX_VALUE - 1, 1);
+        var huge = POOL.bulkhead(pool(), Integer.MAX_VALUE - 1, 1);
         assertThat(huge.availableSlots()).isEqualTo(Integer.MAX_VALUE);
         assertThat(huge.available()).isEqualTo(Integer.MAX_VALUE - 1);
     }
@@ -61,7 +61,7 @@ class ArgumentsContractTest {
     @Test
     void nullWorkIsANullPointerExceptionAndAcquiresNothing() throws Exception {
         var probe = new FaultyDataSource(pool());
-        var gate = new DbBulkhead(probe, 1, 1);
+        var gate = POOL.bulkhead(probe, 1, 1);
         assertThatThrownBy(() -> gate.transaction(Duration.ZERO, null))
                 .isInstanceOf(NullPointerException.class).hasMessageContaining("work");
         assertUntouched(gate, probe);
@@ -70,7 +70,7 @@ class ArgumentsContractTest {
     @Test
     void nullQueueWaitIsANullPointerExceptionAndAcquiresNothing() throws Exception {
         var probe = new FaultyDataSource(pool());
-        var gate = new DbBulkhead(probe, 1, 1);
+        var gate = POOL.bulkhead(probe, 1, 1);
         var ran = new AtomicBoolean();
         assertThatThrownBy(() -> gate.transaction((Duration) null, c -> ran.getAndSet(true)))
                 .isInstanceOf(NullPointerException.class).hasMessageContaining("queueWait");
@@ -81,7 +81,7 @@ class ArgumentsContractTest {
     @Test
     void negativeQueueWaitIsAnIllegalArgumentAndAcquiresNothing() throws Exception {
         var probe = new FaultyDataSource(pool());
-        var gate = new DbBulkhead(probe, 1, 1);
+        var gate = POOL.bulkhead(probe, 1, 1);
         var ran = new AtomicBoolean();
         assertThatThrownBy(() -> gate.transaction(Duration.ofMillis(-1), c -> ran.getAndSet(true)))
                 .isInstanceOf(IllegalArgumentException.class)
@@ -92,7 +92,7 @@ class ArgumentsContractTest {
 
     @Test
     void aHugeQueueWaitIsAcceptedAndSaturates() throws Exception {
-        var gate = new DbBulkhead(pool(), 1, 0);
+        var gate = POOL.bulkhead(pool(), 1, 0);
         int value = gate.transaction(Duration.ofSeconds(Long.MAX_VALUE), c -> 7);
         assertThat(value).isEqualTo(7);
         Db.assertAllReleased(gate.defaultWorkload(), pool());

@@ -19,7 +19,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 class BadInputPropertiesTest {
     @RegisterExtension
-    static final PoolExtension POOL = new PoolExtension(2);
+    static final BarrierExtension POOL = new BarrierExtension(2);
 
     private static final long SEED = Long.getLong("properties.seed", System.nanoTime());
     private static final int[] INT_EDGES = {Integer.MIN_VALUE, Integer.MIN_VALUE + 1, -2, -1, 0, 1, 2,
@@ -47,7 +47,7 @@ class BadInputPropertiesTest {
                 boolean valid = concurrent >= 1 && extraSlots >= 0
                         && (long) concurrent + extraSlots <= Integer.MAX_VALUE;
                 if (valid) {
-                    var gate = new DbBulkhead(POOL.get(), concurrent, extraSlots);
+                    var gate = POOL.bulkhead(POOL.get(), concurrent, extraSlots);
                     assertThat(gate.available()).as(at).isEqualTo(concurrent);
                     assertThat(gate.availableSlots()).as(at).isEqualTo(concurrent + extraSlots);
                 } else if (concurrent < 1) {
@@ -111,7 +111,7 @@ class BadInputPropertiesTest {
                     int concurrent = 1 + random.nextInt(4);
                     String at = where(nanos, concurrent);
                     var probe = new FaultyDataSource(POOL.get());
-                    var gate = new DbBulkhead(probe, concurrent, 1);
+                    var gate = POOL.bulkhead(probe, concurrent, 1);
                     var ran = new AtomicBoolean();
                     Duration wait = Duration.ofNanos(nanos);
                     assertThatThrownBy(() -> gate.transaction(wait, c -> ran.getAndSet(true))).as(at)
@@ -132,7 +132,7 @@ class BadInputPropertiesTest {
                 .forEach(overdue -> {
                     String at = where(overdue);
                     var probe = new FaultyDataSource(POOL.get());
-                    var gate = DbBulkhead.builder(probe).nanoClock(() -> now).workload("w", 2, 2).build();
+                    var gate = POOL.track(DbBulkhead.builder(probe).nanoClock(() -> now).workload("w", 2, 2).build());
                     var ran = new AtomicBoolean();
                     assertThatThrownBy(() -> gate.transaction(Deadline.atNanoTime(now - overdue),
                             c -> ran.getAndSet(true))).as(at)

@@ -20,14 +20,14 @@ import org.junit.jupiter.params.provider.MethodSource;
 /** Article points 4 and 5: the transaction the barrier owns, on the real PostgreSQL. */
 class CommitRollbackContractTest {
     @RegisterExtension
-    static final PoolExtension POOL = new PoolExtension(3);
+    static final BarrierExtension POOL = new BarrierExtension(3);
     private static HikariDataSource pool() {
         return POOL.get();
     }
 
     @Test
     void workIsCommittedAndItsValueReturned() throws Exception {
-        var gate = new DbBulkhead(pool(), 2, 1);
+        var gate = POOL.bulkhead(pool(), 2, 1);
         long id = Db.newId();
         int inserted = gate.transaction(Duration.ZERO, c -> Db.insert(c, id));
         assertThat(inserted).isEqualTo(1);
@@ -37,7 +37,7 @@ class CommitRollbackContractTest {
 
     @Test
     void workRunsSynchronouslyOnTheCallersThreadWithAutoCommitOff() throws Exception {
-        var gate = new DbBulkhead(pool(), 1, 0);
+        var gate = POOL.bulkhead(pool(), 1, 0);
         Thread caller = Thread.currentThread();
         var seen = gate.transaction(Duration.ZERO, c -> List.of(Thread.currentThread() == caller, c.getAutoCommit()));
         assertThat(seen).containsExactly(true, false);
@@ -51,7 +51,7 @@ class CommitRollbackContractTest {
     @ParameterizedTest
     @MethodSource("workFailures")
     void aFailureThrownByWorkRollsBackAndIsRethrownAsIs(Throwable failure) {
-        var gate = new DbBulkhead(pool(), 1, 0);
+        var gate = POOL.bulkhead(pool(), 1, 0);
         long id = Db.newId();
         assertThatThrownBy(() -> gate.transaction(Duration.ZERO, c -> {
             Db.insert(c, id);
@@ -68,7 +68,7 @@ class CommitRollbackContractTest {
 
     @Test
     void aServerErrorInWorkRollsBackTheWholeTransaction() {
-        var gate = new DbBulkhead(pool(), 1, 0);
+        var gate = POOL.bulkhead(pool(), 1, 0);
         long id = Db.newId();
         assertThatThrownBy(() -> gate.transaction(Duration.ZERO, c -> {
             Db.insert(c, id);
@@ -80,7 +80,7 @@ class CommitRollbackContractTest {
     @Test
     void aFailingRollbackIsAttachedAsSuppressedToTheOriginal() {
         var faulty = new FaultyDataSource(pool()).fail(Point.ROLLBACK);
-        var gate = new DbBulkhead(faulty, 1, 0);
+        var gate = POOL.bulkhead(faulty, 1, 0);
         long id = Db.newId();
         var failure = new SQLException("work failed");
         assertThatThrownBy(() -> gate.transaction(Duration.ZERO, c -> {
@@ -101,7 +101,7 @@ class CommitRollbackContractTest {
         var faulty = new FaultyDataSource(pool())
                 .onCall(Point.COMMIT, c -> seen.add("commit " + permits(gate.get())))
                 .onCall(Point.CLOSE, c -> seen.add("close " + permits(gate.get())));
-        gate.set(new DbBulkhead(faulty, 2, 3));
+        gate.set(POOL.bulkhead(faulty, 2, 3));
         gate.get().transaction(Duration.ZERO, c -> Db.insert(c, Db.newId()));
         assertThat(seen).containsExactly("commit 1/4", "close 1/4");
         assertThat(permits(gate.get())).isEqualTo("2/5");
@@ -114,7 +114,7 @@ class CommitRollbackContractTest {
         var faulty = new FaultyDataSource(pool())
                 .onCall(Point.ROLLBACK, c -> seen.add("rollback " + permits(gate.get())))
                 .onCall(Point.CLOSE, c -> seen.add("close " + permits(gate.get())));
-        gate.set(new DbBulkhead(faulty, 1, 0));
+        gate.set(POOL.bulkhead(faulty, 1, 0));
         assertThatThrownBy(() -> gate.get().transaction(Duration.ZERO, c -> {
             throw new SQLException("fail");
         })).hasMessage("fail");
@@ -125,7 +125,7 @@ class CommitRollbackContractTest {
     @Test
     void aFailingSetAutoCommitClosesTheConnectionAndReleasesThePermits() {
         var faulty = new FaultyDataSource(pool()).fail(Point.SET_AUTO_COMMIT);
-        var gate = new DbBulkhead(faulty, 1, 1);
+        var gate = POOL.bulkhead(faulty, 1, 1);
         var ran = new AtomicReference<Boolean>(false);
         assertThatThrownBy(() -> gate.transaction(Duration.ZERO, c -> ran.getAndSet(true)))
                 .isInstanceOf(SQLException.class).hasMessageContaining("SET_AUTO_COMMIT");
@@ -136,7 +136,7 @@ class CommitRollbackContractTest {
 
     @Test
     void theConnectionGoesBackToThePoolWithAutoCommitRestored() throws Exception {
-        var gate = new DbBulkhead(pool(), 1, 0);
+        var gate = POOL.bulkhead(pool(), 1, 0);
         gate.transaction(Duration.ZERO, c -> Db.insert(c, Db.newId()));
         try (var c = pool().getConnection()) {
             assertThat(c.getAutoCommit()).isTrue();

@@ -12,23 +12,17 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** One deadline bounds the permit wait, the connection acquisition and the statements on the server. */
 class DeadlineTest {
-    private static HikariDataSource pool;
+    @RegisterExtension
+    static final BarrierExtension POOL = new BarrierExtension(3);
     private final AtomicLong now = new AtomicLong(1_000_000_000L);
 
-    @BeforeAll
-    static void start() {
-        pool = Db.pool(3);
-    }
-
-    @AfterAll
-    static void stop() {
-        pool.close();
+    private static HikariDataSource pool() {
+        return POOL.get();
     }
 
     private DbBulkhead.Builder fakeClock(javax.sql.DataSource source) {
@@ -52,7 +46,7 @@ class DeadlineTest {
 
     @Test
     void theStatementTimeoutIsTheRemainingTimeInWholeMillisecondsRoundedUp() throws Exception {
-        var gate = fakeClock(pool).build();
+        var gate = POOL.track(fakeClock(pool()).build());
         var deadline = Deadline.atNanoTime(now.get() + 1_500_000_001L); // 1500.000001 ms
         String timeout = gate.transaction(deadline, c -> show(c, "statement_timeout"));
         assertThat(timeout).isEqualTo("1501ms");
@@ -60,14 +54,14 @@ class DeadlineTest {
 
     @Test
     void aNearlySpentDeadlineStillSetsAtLeastOneMillisecond() throws Exception {
-        var gate = fakeClock(pool).build();
+        var gate = POOL.track(fakeClock(pool()).build());
         String timeout = gate.transaction(Deadline.atNanoTime(now.get() + 1), c -> show(c, "statement_timeout"));
         assertThat(timeout).isEqualTo("1ms");
     }
 
     @Test
     void theStatementTimeoutFollowsTheRealClockToo() throws Exception {
-        var gate = new DbBulkhead(pool, 1, 0);
+        var gate = POOL.bulkhead(1, 0);
         long timeout = gate.transaction(Deadline.in(Duration.ofSeconds(5)), DeadlineTest::statementTimeoutMillis);
         assertThat(timeout).isBetween(1L, 5000L);
         long atInstant = gate.transaction(Deadline.at(Instant.now().plusSeconds(3)),
@@ -77,7 +71,7 @@ class DeadlineTest {
 
     @Test
     void lockTimeoutIsSetToo_whenAskedFor() throws Exception {
-        var gate = fakeClock(pool).lockTimeoutFromDeadline(true).build();
+        var gate = POOL.track(fakeClock(pool()).lockTimeoutFromDeadline(true).build());
         var deadline = Deadline.atNanoTime(now.get() + 250_000_000L);
         String both = gate.transaction(deadline, c -> show(c, "statement_timeout") + "/" + show(c, "lock_timeout"));
         assertThat(both).isEqualTo("250ms/250ms");
@@ -85,7 +79,7 @@ class DeadlineTest {
 
     @Test
     void statementTimeoutsCanBeTurnedOff() throws Exception {
-        var gate = fakeClock(pool).statementTimeoutFromDeadline(false).build();
+        var gate = POOL.track(fakeClock(pool()).statementTimeoutFromDeadline(false).build());
         String timeout = gate.transaction(Deadline.atNanoTime(now.get() + 250_000_000L),
                 c -> show(c, "statement_timeout"));
         assertThat(timeout).isEqualTo("0");
@@ -93,7 +87,7 @@ class DeadlineTest {
 
     @Test
     void aServerTimeoutFromTheDeadlineStopsASlowStatementAndTheNextTransactionIsUnbounded() throws Exception {
-        var gate = new DbBulkhead(pool, 1, 0);
+        var gate = POOL.bulkhead(1, 0);
         long id = Db.newId();
         assertThatThrownBy(() -> gate.transaction(Deadline.in(Duration.ofMillis(200)), c -> {
             Db.insert(c, id);
@@ -101,18 +95,22 @@ class DeadlineTest {
                 s.execute("SELECT pg_sleep(3)");
             }
             return null;
-        })).isInstanceOf(SQLException.class)
-                .satisfies(e -> assertThat(((SQLException) e).getSQLState()).isEqualTo("57014"));
-        assertThat(Db.rows(id)).isZero();
+        })).isInstanceOfSatisfying(DeadlineExceededException.class, e -> {
+            assertThat(e.stage()).isEqualTo(DeadlineExceededException.Stage.STATEMENT);
+            assertThat(e.getMessage()).contains("in a statement");
+            assertThat(e.getCause()).isInstanceOfSatisfying(SQLException.class,
+                    cause -> assertThat(cause.getSQLState()).isEqualTo("57014"));
+        });
+        assertThat(Db.rows(id)).as("rolled back").isZero();
         String after = gate.transaction(Duration.ZERO, c -> show(c, "statement_timeout"));
         assertThat(after).isEqualTo("0");
-        Db.assertAllReleased(gate.defaultWorkload(), pool);
+        Db.assertAllReleased(gate.defaultWorkload(), pool());
     }
 
     @Test
     void aDeadlineAlreadyPassedRejectsBeforeAnyPermitIsTaken() {
-        var probe = new FaultyDataSource(pool);
-        var gate = fakeClock(probe).build();
+        var probe = new FaultyDataSource(pool());
+        var gate = POOL.track(fakeClock(probe).build());
         var ran = new AtomicBoolean();
         var e = Calls.catchRejection(
                 () -> gate.transaction(Deadline.atNanoTime(now.get() - 5_000), c -> ran.getAndSet(true)));
@@ -129,7 +127,7 @@ class DeadlineTest {
 
     @Test
     void aDeadlineThatExpiresDuringThePermitWaitRejectsAtAboutTheDeadline() throws Exception {
-        var gate = new DbBulkhead(pool, 1, 1);
+        var gate = POOL.bulkhead(1, 1);
         try (var g = new Gate()) {
             g.hold(gate.defaultWorkload(), 1);
             long start = System.nanoTime();
@@ -146,7 +144,7 @@ class DeadlineTest {
 
     @Test
     void aQueueWaitShorterThanTheDeadlineIsAQueueTimeout() throws Exception {
-        var gate = new DbBulkhead(pool, 1, 1);
+        var gate = POOL.bulkhead(1, 1);
         try (var g = new Gate()) {
             g.hold(gate.defaultWorkload(), 1);
             var e = Calls.catchRejection(() -> gate.transaction(
@@ -158,8 +156,8 @@ class DeadlineTest {
 
     @Test
     void aDeadlinePassedOnceTheConnectionIsInHandReleasesEverythingBeforeWorkRuns() {
-        var probe = new FaultyDataSource(pool).onCall(Point.GET_CONNECTION, c -> now.addAndGet(2_000_000_000L));
-        var gate = fakeClock(probe).build();
+        var probe = new FaultyDataSource(pool()).onCall(Point.GET_CONNECTION, c -> now.addAndGet(2_000_000_000L));
+        var gate = POOL.track(fakeClock(probe).build());
         var ran = new AtomicBoolean();
         var e = Calls.catchRejection(() -> gate.transaction(
                 Deadline.atNanoTime(now.get() + 1_000_000_000L), c -> ran.getAndSet(true)));
@@ -169,12 +167,12 @@ class DeadlineTest {
         assertThat(e.getMessage()).contains("while acquiring a connection", "overdue by 1000000 µs");
         assertThat(ran).isFalse();
         assertThat(probe.openConnections()).isZero();
-        Db.assertAllReleased(gate.defaultWorkload(), pool);
+        Db.assertAllReleased(gate.defaultWorkload(), pool());
     }
 
     @Test
     void badDeadlineArgumentsAreNamed() {
-        var gate = new DbBulkhead(pool, 1, 0);
+        var gate = POOL.bulkhead(1, 0);
         assertThatThrownBy(() -> gate.transaction((Deadline) null, c -> 1))
                 .isInstanceOf(NullPointerException.class).hasMessage("deadline must not be null");
         assertThatThrownBy(() -> gate.transaction((TransactionOptions) null, c -> 1))

@@ -25,14 +25,14 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 class FailurePathsContractTest {
     @RegisterExtension
-    static final PoolExtension POOL = new PoolExtension(4);
+    static final BarrierExtension POOL = new BarrierExtension(4);
     private static HikariDataSource pool() {
         return POOL.get();
     }
 
     @Test
     void cancellingACallerWhoseWorkRunsReleasesNothingUntilTheWorkEnds() throws Exception {
-        var gate = new DbBulkhead(pool(), 1, 1);
+        var gate = POOL.bulkhead(pool(), 1, 1);
         var w = gate.defaultWorkload();
         long id = Db.newId();
         var entered = new CountDownLatch(1);
@@ -70,7 +70,7 @@ class FailurePathsContractTest {
 
     @Test
     void aServerSideStatementTimeoutFailsWith57014AndTheNextTransactionWorks() throws Exception {
-        var gate = new DbBulkhead(pool(), 1, 0);
+        var gate = POOL.bulkhead(pool(), 1, 0);
         assertThatThrownBy(() -> gate.transaction(Duration.ZERO, c -> {
             try (var s = c.createStatement()) {
                 s.execute("SET LOCAL statement_timeout = '100ms'");
@@ -94,7 +94,7 @@ class FailurePathsContractTest {
     void poolExhaustionByACallerOutsideTheBarrierFailsWithSqlExceptionAndRestoresEveryPermit()
             throws Exception {
         try (var small = Db.pool(1, Duration.ofMillis(250))) {
-            var gate = new DbBulkhead(small, 1, 2);
+            var gate = POOL.bulkhead(small, 1, 2);
             var ran = new AtomicBoolean();
             try (Connection outside = small.getConnection()) {
                 assertThatThrownBy(() -> gate.transaction(Duration.ZERO, c -> ran.getAndSet(true)))
@@ -112,7 +112,7 @@ class FailurePathsContractTest {
     @Test
     void aGetConnectionSqlExceptionIsRethrownAndRestoresThePermits() {
         var faulty = new FaultyDataSource(pool()).fail(Point.GET_CONNECTION);
-        var gate = new DbBulkhead(faulty, 2, 1);
+        var gate = POOL.bulkhead(faulty, 2, 1);
         var ran = new AtomicBoolean();
         assertThatThrownBy(() -> gate.transaction(Duration.ZERO, c -> ran.getAndSet(true)))
                 .isInstanceOf(SQLException.class).hasMessageContaining("GET_CONNECTION");
@@ -125,7 +125,7 @@ class FailurePathsContractTest {
         DataSource broken = new FaultyDataSource(pool()).onCall(Point.GET_CONNECTION, c -> {
             throw new IllegalStateException("pool is shut down");
         });
-        var gate = new DbBulkhead(broken, 1, 0);
+        var gate = POOL.bulkhead(broken, 1, 0);
         assertThatThrownBy(() -> gate.transaction(Duration.ZERO, c -> 1)).hasMessage("pool is shut down");
         assertThat(gate.available()).isEqualTo(1);
         assertThat(gate.availableSlots()).isEqualTo(1);
@@ -134,7 +134,7 @@ class FailurePathsContractTest {
     @Test
     void aFailedCommitIsReportedAsOutcomeUnknownAndRestoresThePermits() {
         var faulty = new FaultyDataSource(pool()).fail(Point.COMMIT);
-        var gate = new DbBulkhead(faulty, 1, 0);
+        var gate = POOL.bulkhead(faulty, 1, 0);
         long id = Db.newId();
         assertThatThrownBy(() -> gate.transaction(Duration.ZERO, c -> Db.insert(c, id)))
                 .isInstanceOf(CommitOutcomeUnknownException.class)
@@ -148,7 +148,7 @@ class FailurePathsContractTest {
     @Test
     void aLostCommitAcknowledgementIsOutcomeUnknownAndTheWriteIsThere() throws Exception {
         var faulty = new FaultyDataSource(pool()).fail(Point.COMMIT_AFTER);
-        var gate = new DbBulkhead(faulty, 1, 0);
+        var gate = POOL.bulkhead(faulty, 1, 0);
         long id = Db.newId();
         assertThatThrownBy(() -> gate.transaction(Duration.ZERO, c -> Db.insert(c, id)))
                 .isInstanceOf(CommitOutcomeUnknownException.class);
@@ -159,7 +159,7 @@ class FailurePathsContractTest {
     @Test
     void aCloseFailureAfterCommitIsOutcomeUnknownWithTheCommitAcknowledged() throws Exception {
         var faulty = new FaultyDataSource(pool()).fail(Point.CLOSE);
-        var gate = new DbBulkhead(faulty, 1, 0);
+        var gate = POOL.bulkhead(faulty, 1, 0);
         long id = Db.newId();
         assertThatThrownBy(() -> gate.transaction(Duration.ZERO, c -> Db.insert(c, id)))
                 .isInstanceOf(CommitOutcomeUnknownException.class)
@@ -172,7 +172,7 @@ class FailurePathsContractTest {
     @Test
     void aCloseFailureAfterAFailedWorkIsSuppressedUnderTheOriginal() {
         var faulty = new FaultyDataSource(pool()).fail(Point.CLOSE);
-        var gate = new DbBulkhead(faulty, 1, 0);
+        var gate = POOL.bulkhead(faulty, 1, 0);
         var failure = new SQLException("work failed");
         assertThatThrownBy(() -> gate.transaction(Duration.ZERO, c -> {
             throw failure;
@@ -186,7 +186,7 @@ class FailurePathsContractTest {
     void repeatedFailuresNeverShrinkOrGrowTheBarrier() throws Exception {
         var faulty = new FaultyDataSource(pool(), 42)
                 .fail(Point.GET_CONNECTION, 0.2).fail(Point.COMMIT, 0.2).fail(Point.CLOSE, 0.2);
-        var gate = new DbBulkhead(faulty, 2, 2);
+        var gate = POOL.bulkhead(faulty, 2, 2);
         int failures = 0;
         for (int i = 0; i < 200; i++) {
             try {

@@ -23,7 +23,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 /** The barrier owns the transaction: what work may not do, and what happens when it tries. */
 class GuardRailsTest {
     @RegisterExtension
-    static final PoolExtension POOL = new PoolExtension(3);
+    static final BarrierExtension POOL = new BarrierExtension(3);
     private static HikariDataSource pool() {
         return POOL.get();
     }
@@ -31,7 +31,7 @@ class GuardRailsTest {
     @ParameterizedTest
     @ValueSource(strings = {"commit", "rollback", "setAutoCommit", "close"})
     void workCannotEndTheTransactionItself(String call) throws Exception {
-        var gate = new DbBulkhead(pool(), 1, 0);
+        var gate = POOL.bulkhead(pool(), 1, 0);
         long id = Db.newId();
         assertThatThrownBy(() -> gate.transaction(Duration.ZERO, c -> {
             Db.insert(c, id);
@@ -51,7 +51,7 @@ class GuardRailsTest {
 
     @Test
     void savepointsAndRollingBackToOneStayAllowed() throws Exception {
-        var gate = new DbBulkhead(pool(), 1, 0);
+        var gate = POOL.bulkhead(pool(), 1, 0);
         long kept = Db.newId();
         long undone = Db.newId();
         gate.transaction(Duration.ZERO, c -> {
@@ -67,7 +67,7 @@ class GuardRailsTest {
 
     @Test
     void theConnectionFailsClearlyOnceTransactionHasReturned() throws Exception {
-        var gate = new DbBulkhead(pool(), 1, 0);
+        var gate = POOL.bulkhead(pool(), 1, 0);
         var kept = new AtomicReference<Connection>();
         gate.transaction(Duration.ZERO, c -> {
             kept.set(c);
@@ -85,7 +85,7 @@ class GuardRailsTest {
 
     @Test
     void workReturningAJdbcResourceOrAStreamIsRolledBackWithAnExplanation() throws Exception {
-        var gate = new DbBulkhead(pool(), 1, 0);
+        var gate = POOL.bulkhead(pool(), 1, 0);
         var names = new ArrayList<String>();
         for (var escape : escaping()) {
             long id = Db.newId();
@@ -104,7 +104,7 @@ class GuardRailsTest {
 
     @Test
     void reEnteringTheSameWorkloadFromItsOwnWorkFailsAtOnceInsteadOfDeadlocking() throws Exception {
-        var gate = new DbBulkhead(pool(), 1, 0);
+        var gate = POOL.bulkhead(pool(), 1, 0);
         long id = Db.newId();
         var inner = new AtomicReference<Throwable>();
         gate.transaction(Duration.ZERO, c -> {
@@ -116,7 +116,7 @@ class GuardRailsTest {
             return Db.insert(c, id);
         });
         assertThat(inner.get()).isInstanceOf(IllegalStateException.class)
-                .hasMessageContaining("re-entered from inside its own work on the same thread")
+                .hasMessageContaining("re-entered on a thread that already holds one of its permits")
                 .hasMessageContaining("'default' -> 'default'");
         assertThat(Db.rows(id)).as("the outer transaction went on and committed").isEqualTo(1);
         Db.assertAllReleased(gate.defaultWorkload(), pool());
@@ -124,7 +124,7 @@ class GuardRailsTest {
 
     @Test
     void reEnteringAnotherWorkloadOfTheSameBarrierFailsToo() throws Exception {
-        var gate = DbBulkhead.builder(pool()).workload("interactive", 1, 0).workload("batch", 1, 0).build();
+        var gate = POOL.track(DbBulkhead.builder(pool()).workload("interactive", 1, 0).workload("batch", 1, 0).build());
         assertThatThrownBy(() -> gate.workload("interactive").transaction(Duration.ZERO,
                 c -> nested(gate.workload("batch"), c2 -> 1)))
                 .isInstanceOf(IllegalStateException.class).hasMessageContaining("'interactive' -> 'batch'");
@@ -134,8 +134,8 @@ class GuardRailsTest {
 
     @Test
     void anotherBarrierMayBeCalledFromWork() throws Exception {
-        var first = new DbBulkhead(pool(), 1, 0);
-        var second = new DbBulkhead(pool(), 1, 0);
+        var first = POOL.bulkhead(pool(), 1, 0);
+        var second = POOL.bulkhead(pool(), 1, 0);
         int value = first.transaction(Duration.ZERO, c -> nested(second.defaultWorkload(), c2 -> 5));
         assertThat(value).isEqualTo(5);
     }
@@ -150,7 +150,7 @@ class GuardRailsTest {
                 throw new IllegalStateException(e);
             }
         });
-        var gate = new DbBulkhead(probe, 1, 0);
+        var gate = POOL.bulkhead(probe, 1, 0);
         String inside = gate.transaction(TransactionOptions.queueWait(Duration.ZERO).readOnly()
                 .isolation(Isolation.SERIALIZABLE), c -> {
                     try (var s = c.createStatement();
@@ -166,7 +166,7 @@ class GuardRailsTest {
 
     @Test
     void aWriteInAReadOnlyTransactionFailsAndRollsBack() throws Exception {
-        var gate = new DbBulkhead(pool(), 1, 0);
+        var gate = POOL.bulkhead(pool(), 1, 0);
         long id = Db.newId();
         assertThatThrownBy(() -> gate.transaction(TransactionOptions.queueWait(Duration.ZERO).readOnly(),
                 c -> Db.insert(c, id)))

@@ -25,7 +25,7 @@ import org.junit.jupiter.params.provider.CsvSource;
 /** Many real callers at once on the real PostgreSQL: the bounds hold and every permit comes back. */
 class LoadContractTest {
     @RegisterExtension
-    static final PoolExtension POOL = new PoolExtension(6);
+    static final BarrierExtension POOL = new BarrierExtension(6);
     private static HikariDataSource pool() {
         return POOL.get();
     }
@@ -35,7 +35,7 @@ class LoadContractTest {
     void manyCallersNeverHaveMoreThanBInsideWorkAndEverySuccessCommitsExactlyOnce(int callers, Threads threads)
             throws Exception {
         int b = 4;
-        var gate = new DbBulkhead(pool(), b, 12);
+        var gate = POOL.bulkhead(pool(), b, 12);
         var inWork = new AtomicInteger();
         var maxInWork = new AtomicInteger();
         var succeeded = ConcurrentHashMap.<Long>newKeySet();
@@ -78,7 +78,7 @@ class LoadContractTest {
 
     @Test
     void hundredsOfMixedFailuresFromVirtualThreadsLeaveEveryPermitAndConnectionBack() throws Exception {
-        var gate = new DbBulkhead(pool(), 3, 6);
+        var gate = POOL.bulkhead(pool(), 3, 6);
         var random = new Random(7);
         var outcomes = new ConcurrentHashMap<String, LongAdder>();
         var futures = new ArrayList<Future<?>>();
@@ -138,7 +138,7 @@ class LoadContractTest {
     void shortTimedWaitsRacingReleasesAndInterruptsEndWithEveryPermitBack() throws Exception {
         int b = 2;
         int q = 3;
-        var gate = new DbBulkhead(pool(), b, q);
+        var gate = POOL.bulkhead(pool(), b, q);
         var w = gate.defaultWorkload();
         long[] waits = {0, 1_000, 10_000, 100_000, 1_000_000};
         var inWork = new AtomicInteger();

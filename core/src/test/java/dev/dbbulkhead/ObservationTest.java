@@ -23,7 +23,7 @@ import org.junit.jupiter.api.io.TempDir;
 /** The listener SPI and the flight-recorder events, on real transactions. */
 class ObservationTest {
     @RegisterExtension
-    static final PoolExtension POOL = new PoolExtension(4);
+    static final BarrierExtension POOL = new BarrierExtension(4);
 
     /** Records what a listener is told, in order. */
     static final class Recorder implements BulkheadListener {
@@ -66,7 +66,7 @@ class ObservationTest {
     @Test
     void theListenerSeesEachStepOfAnOperationInOrder() throws Exception {
         var recorder = new Recorder();
-        var gate = DbBulkhead.builder(POOL.get()).listener(recorder).workload("w", 1, 0).build();
+        var gate = POOL.track(DbBulkhead.builder(POOL.get()).listener(recorder).workload("w", 1, 0).build());
         gate.transaction(Duration.ZERO, c -> {
             sleep(c, 0.02);
             return null;
@@ -80,7 +80,7 @@ class ObservationTest {
     @Test
     void aCallerInterruptedBeforeItCallsIsCountedAsAnInterruptedRejection() throws Exception {
         var recorder = new Recorder();
-        var gate = DbBulkhead.builder(POOL.get()).listener(recorder).workload("w", 1, 0).build();
+        var gate = POOL.track(DbBulkhead.builder(POOL.get()).listener(recorder).workload("w", 1, 0).build());
         Thread.currentThread().interrupt();
         try {
             gate.transaction(Duration.ofSeconds(1), c -> 1);
@@ -111,7 +111,7 @@ class ObservationTest {
             }
         };
         var recorder = new Recorder();
-        var gate = DbBulkhead.builder(POOL.get()).listener(angry).listener(recorder).workload("w", 1, 0).build();
+        var gate = POOL.track(DbBulkhead.builder(POOL.get()).listener(angry).listener(recorder).workload("w", 1, 0).build());
         long id = Db.newId();
         int n = gate.transaction(Duration.ZERO, c -> Db.insert(c, id));
         assertThat(n).isEqualTo(1);
@@ -127,7 +127,7 @@ class ObservationTest {
     @Test
     void theBarrierCarriesTheQueueingAndOutsideCallersShowUpAsPoolWait() throws Exception {
         var recorder = new Recorder();
-        var gate = DbBulkhead.builder(POOL.get()).listener(recorder).workload("w", 2, 10).build();
+        var gate = POOL.track(DbBulkhead.builder(POOL.get()).listener(recorder).workload("w", 2, 10).build());
         runConcurrently(gate, 8, 0.03);
         long permitWait = sum(recorder.finished, 0);
         long poolWait = sum(recorder.finished, 1);
@@ -138,7 +138,7 @@ class ObservationTest {
                 .isLessThan(permitWait / 10);
 
         var recorder2 = new Recorder();
-        var shared = DbBulkhead.builder(POOL.get()).listener(recorder2).workload("w", 2, 10).build();
+        var shared = POOL.track(DbBulkhead.builder(POOL.get()).listener(recorder2).workload("w", 2, 10).build());
         List<Connection> outside = new ArrayList<>();
         try {
             for (int i = 0; i < 4; i++) {
@@ -189,7 +189,7 @@ class ObservationTest {
 
     @Test
     void aFlightRecordingHasAnEventPerRejectionAndPerOperationWithItsWaits(@TempDir Path dir) throws Exception {
-        var gate = DbBulkhead.builder(POOL.get()).name("jfr-db").workload("w", 1, 0).build();
+        var gate = POOL.track(DbBulkhead.builder(POOL.get()).name("jfr-db").workload("w", 1, 0).build());
         Path file = dir.resolve("flight.jfr");
         try (var recording = new Recording()) {
             recording.enable("dev.dbbulkhead.Operation");

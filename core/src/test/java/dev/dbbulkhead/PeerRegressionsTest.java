@@ -29,7 +29,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 class PeerRegressionsTest {
     @RegisterExtension
-    static final PoolExtension POOL = new PoolExtension(4);
+    static final BarrierExtension POOL = new BarrierExtension(4);
 
     /**
      * Failsafe #393: a waiter whose timed wait expired stayed queued and later received a permit that nobody
@@ -42,24 +42,27 @@ class PeerRegressionsTest {
         var random = new Random(393);
         int acquiredAtTheEdge = 0;
         for (int i = 0; i < 5_000; i++) {
+            var holder = new Permits.Node(Thread.currentThread());
             assertThat(permits.enter(false)).isEqualTo(Permits.ACQUIRED);
             long waitNanos = 1_000 + random.nextInt(20_000);
             long releaseAfter = random.nextInt(25_000);
             var result = new AtomicInteger(-1);
+            var waiting = new Permits.Node[1];
             Thread waiter = Thread.ofPlatform().start(() -> {
                 try {
+                    waiting[0] = new Permits.Node(Thread.currentThread());
                     int r = permits.enter(true);
-                    result.set(r == Permits.MUST_WAIT ? permits.await(waitNanos) : r);
+                    result.set(r == Permits.MUST_WAIT ? permits.await(waiting[0], waitNanos) : r);
                 } catch (InterruptedException e) {
                     result.set(-2);
                 }
             });
             LockSupport.parkNanos(releaseAfter);
-            permits.exit();
+            permits.exit(holder);
             waiter.join();
             if (result.get() == Permits.ACQUIRED) {
                 acquiredAtTheEdge++;
-                permits.exit();
+                permits.exit(waiting[0]);
             } else {
                 assertThat(result.get()).as("iteration %d", i).isEqualTo(Permits.TIMED_OUT);
             }
@@ -77,7 +80,7 @@ class PeerRegressionsTest {
     @Test
     void concurrencyLimits179_backlogTimeoutsNeverShrinkTheCapacity() throws Exception {
         int b = 3;
-        var gate = new DbBulkhead(POOL.get(), b, 5);
+        var gate = POOL.bulkhead(POOL.get(), b, 5);
         for (int round = 0; round < 5; round++) {
             try (var g = new Gate()) {
                 g.hold(gate.defaultWorkload(), b);
@@ -120,7 +123,7 @@ class PeerRegressionsTest {
     @Test
     void helidon9420_everyOutcomePathReleasesItsPermits() throws Exception {
         var faulty = new FaultyDataSource(POOL.get());
-        var gate = DbBulkhead.builder(faulty).workload("w", 1, 1).build();
+        var gate = POOL.track(DbBulkhead.builder(faulty).workload("w", 1, 1).build());
         var w = gate.defaultWorkload();
         List<String> paths = new ArrayList<>();
         Calls.Call[] outcomes = {
@@ -203,7 +206,7 @@ class PeerRegressionsTest {
                 .fail(Point.CLOSE, 0.1).fail(Point.GET_CONNECTION, 0.05);
         int b = 2;
         int q = 3;
-        var gate = new DbBulkhead(faulty, b, q);
+        var gate = POOL.bulkhead(faulty, b, q);
         var stop = new AtomicBoolean();
         var violations = new AtomicInteger();
         Thread sampler = Thread.ofPlatform().start(() -> {
@@ -282,18 +285,19 @@ class PeerRegressionsTest {
                 throw new IllegalStateException("listener bug after the permit");
             }
         };
-        var caught = DbBulkhead.builder(POOL.get()).listener(rude).workload("w", 1, 0).build();
+        var caught = POOL.track(DbBulkhead.builder(POOL.get()).listener(rude).workload("w", 1, 0).build());
         long id = Db.newId();
         int n = caught.transaction(Duration.ZERO, c -> Db.insert(c, id));
         assertThat(n).isEqualTo(1);
         assertThat(Db.rows(id)).isEqualTo(1);
         Db.assertAllReleased(caught.defaultWorkload(), POOL.get());
 
-        var uncaught = DbBulkhead.builder(POOL.get()).listener(fatal).workload("w", 1, 0).build();
+        // A VirtualMachineError from a listener is contained too: a listener observes, it never decides.
+        var contained = POOL.track(DbBulkhead.builder(POOL.get()).listener(fatal).workload("w", 1, 0).build());
         long id2 = Db.newId();
-        assertThatThrownBy(() -> uncaught.transaction(Duration.ZERO, c -> Db.insert(c, id2)))
-                .isInstanceOf(Fatal.class);
-        assertThat(Db.rows(id2)).as("work never ran").isZero();
-        Db.assertAllReleased(uncaught.defaultWorkload(), POOL.get());
+        int inserted = contained.transaction(Duration.ZERO, c -> Db.insert(c, id2));
+        assertThat(inserted).isEqualTo(1);
+        assertThat(Db.rows(id2)).as("the work ran and committed").isEqualTo(1);
+        Db.assertAllReleased(contained.defaultWorkload(), POOL.get());
     }
 }

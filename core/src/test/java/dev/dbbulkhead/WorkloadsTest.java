@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.zaxxer.hikari.HikariDataSource;
+import dev.dbbulkhead.testkit.NoopDataSource;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.concurrent.Executors;
@@ -19,17 +20,17 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 /** Named workloads with their own budgets over one pool. */
 class WorkloadsTest {
     @RegisterExtension
-    static final PoolExtension POOL = new PoolExtension(8);
+    static final BarrierExtension POOL = new BarrierExtension(8);
     private static HikariDataSource pool() {
         return POOL.get();
     }
 
     @Test
     void eachWorkloadHasItsOwnBudgetAndTheFirstIsTheDefault() {
-        var gate = DbBulkhead.builder(pool()).name("orders")
+        var gate = POOL.track(DbBulkhead.builder(pool()).name("orders")
                 .workload("interactive", 5, 10)
                 .workload("batch", 2, 0)
-                .build();
+                .build());
         assertThat(gate.defaultWorkload().name()).isEqualTo("interactive");
         assertThat(gate.available()).isEqualTo(5);
         assertThat(gate.availableSlots()).isEqualTo(15);
@@ -41,7 +42,7 @@ class WorkloadsTest {
 
     @Test
     void anUnknownWorkloadIsNamedWithTheKnownOnes() {
-        var gate = DbBulkhead.builder(pool()).workload("interactive", 1, 0).build();
+        var gate = POOL.track(DbBulkhead.builder(pool()).workload("interactive", 1, 0).build());
         assertThatThrownBy(() -> gate.workload("reports"))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("unknown workload 'reports'").hasMessageContaining("[interactive]");
@@ -71,7 +72,7 @@ class WorkloadsTest {
 
     @Test
     void aBuilderWithoutWorkloadsIsRefused() {
-        assertThatThrownBy(() -> DbBulkhead.builder(pool()).build())
+        assertThatThrownBy(() -> POOL.track(DbBulkhead.builder(pool()).build()))
                 .isInstanceOf(IllegalStateException.class).hasMessageContaining("declare at least one workload");
     }
 
@@ -92,11 +93,11 @@ class WorkloadsTest {
 
     @Test
     void workloadsAddingUpToMoreThanTheHikariPoolSizeAreRefused() {
-        assertThatThrownBy(() -> DbBulkhead.builder(pool()).workload("interactive", 6, 10).workload("batch", 3, 0)
-                .build())
+        assertThatThrownBy(() -> POOL.track(DbBulkhead.builder(pool()).workload("interactive", 6, 10).workload("batch", 3, 0)
+                .build()))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("add up to 9 [interactive=6, batch=3], more than the pool size 8");
-        DbBulkhead.builder(pool()).workload("interactive", 6, 10).workload("batch", 2, 0).build();
+        POOL.track(DbBulkhead.builder(pool()).workload("interactive", 6, 10).workload("batch", 2, 0).build());
     }
 
     @Test
@@ -105,8 +106,12 @@ class WorkloadsTest {
         assertThatThrownBy(() -> DbBulkhead.builder(notHikari).poolSize(4).workload("a", 3, 0).workload("b", 2, 0)
                 .build())
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("more than the pool size 4");
-        // Unknown pool size: nothing to check against.
-        DbBulkhead.builder(notHikari).workload("a", 30, 0).workload("b", 20, 0).build();
+        // A wrapper that unwraps to the HikariDataSource: its maximumPoolSize is read through the wrapper.
+        assertThatThrownBy(() -> DbBulkhead.builder(notHikari).workload("a", 30, 0).workload("b", 20, 0).build())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("add up to 50 [a=30, b=20], more than the pool size 8");
+        // Unknown pool size: nothing to check against (build() logs a warning saying so).
+        DbBulkhead.builder(new NoopDataSource()).workload("a", 30, 0).workload("b", 20, 0).build();
     }
 
     @Test
@@ -124,7 +129,7 @@ class WorkloadsTest {
      */
     @Test
     void aBatchWorkloadAtItsLimitNeverTakesCapacityFromTheInteractiveOne() throws Exception {
-        var gate = DbBulkhead.builder(pool()).workload("interactive", 4, 8).workload("batch", 2, 0).build();
+        var gate = POOL.track(DbBulkhead.builder(pool()).workload("interactive", 4, 8).workload("batch", 2, 0).build());
         var batch = gate.workload("batch");
         var interactive = gate.workload("interactive");
         var inBatch = new AtomicInteger();

@@ -2,6 +2,7 @@ package dev.dbbulkhead.benchmarks;
 
 import dev.dbbulkhead.DbBulkhead;
 import dev.dbbulkhead.micrometer.DbBulkheadMetrics;
+import dev.dbbulkhead.testkit.NoopDataSource;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.github.resilience4j.bulkhead.Bulkhead;
 import io.github.resilience4j.bulkhead.BulkheadConfig;

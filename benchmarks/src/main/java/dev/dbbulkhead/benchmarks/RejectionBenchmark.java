@@ -1,6 +1,7 @@
 package dev.dbbulkhead.benchmarks;
 
 import dev.dbbulkhead.DbBulkhead;
+import dev.dbbulkhead.testkit.NoopDataSource;
 import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.RejectedExecutionException;

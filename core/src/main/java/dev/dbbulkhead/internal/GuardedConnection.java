@@ -23,8 +23,13 @@ import java.util.concurrent.Executor;
 
 /**
  * The connection handed to {@code work}: the barrier owns the transaction, so {@code commit}, {@code rollback()},
- * {@code setAutoCommit} and {@code close} are refused (savepoints, and rolling back to one, stay allowed), and
- * every call fails once {@code transaction()} has finished with it.
+ * {@code setAutoCommit}, {@code close} and {@code abort} are refused (savepoints, and rolling back to one, stay
+ * allowed), and so is transaction-control SQL ({@link TransactionControl}). Session-state setters
+ * ({@code setReadOnly}, {@code setTransactionIsolation}, {@code setCatalog}, {@code setSchema},
+ * {@code setNetworkTimeout}, {@code setHoldability}, {@code setTypeMap}, {@code setClientInfo}) are refused too: the
+ * change would outlive the transaction on the pooled connection, and read-only and isolation belong in
+ * {@code TransactionOptions}. Statements, result sets and metadata it hands out lead back to it
+ * ({@link GuardedJdbc}), and every call fails once {@code transaction()} has finished with it.
  *
  * <p>Used by one thread at a time, like the JDBC connection it wraps. {@link #expire()} is a release store, seen
  * at once by the thread that ran work and by any thread the connection was handed to through a
@@ -59,11 +64,11 @@ public final class GuardedConnection implements Connection {
         EXPIRED_FLAG.setRelease(this, true);
     }
 
-    private boolean isExpired() {
+    boolean isExpired() {
         return (boolean) EXPIRED_FLAG.getAcquire(this);
     }
 
-    private Connection open() throws SQLException {
+    Connection open() throws SQLException {
         if (isExpired()) {
             throw new SQLException(EXPIRED, "08003");
         }
@@ -75,6 +80,23 @@ public final class GuardedConnection implements Connection {
         return new SQLException(OWNED + call + "; it commits when work returns and rolls back when work throws",
                 "25000");
     }
+
+    /** The open connection, once {@code sql} is known not to end or start a transaction. */
+    private Connection checked(String sql) throws SQLException {
+        Connection open = open();
+        TransactionControl.check(sql);
+        return open;
+    }
+
+    /** A session setting that would outlive the transaction on the pooled connection. */
+    private SQLException sessionState(String call, String instead) throws SQLException {
+        open();
+        return new SQLException("db-bulkhead: work must not call " + call + ": the change would stay on the "
+                + "pooled connection after the transaction; " + instead, "25000");
+    }
+
+    private static final String OPTIONS = "use TransactionOptions (readOnly(), isolation(...)) instead";
+    private static final String SET_LOCAL = "use SET LOCAL inside work instead, which ends with the transaction";
 
     @Override
     public void commit() throws SQLException {
@@ -132,17 +154,17 @@ public final class GuardedConnection implements Connection {
 
     @Override
     public Statement createStatement() throws SQLException {
-        return open().createStatement();
+        return GuardedJdbc.statement(this, open().createStatement());
     }
 
     @Override
     public PreparedStatement prepareStatement(String sql) throws SQLException {
-        return open().prepareStatement(sql);
+        return GuardedJdbc.statement(this, checked(sql).prepareStatement(sql));
     }
 
     @Override
     public CallableStatement prepareCall(String sql) throws SQLException {
-        return open().prepareCall(sql);
+        return GuardedJdbc.statement(this, checked(sql).prepareCall(sql));
     }
 
     @Override
@@ -152,12 +174,12 @@ public final class GuardedConnection implements Connection {
 
     @Override
     public DatabaseMetaData getMetaData() throws SQLException {
-        return open().getMetaData();
+        return GuardedJdbc.metaData(this, open().getMetaData());
     }
 
     @Override
     public void setReadOnly(boolean readOnly) throws SQLException {
-        open().setReadOnly(readOnly);
+        throw sessionState("setReadOnly(" + readOnly + ")", OPTIONS);
     }
 
     @Override
@@ -167,7 +189,7 @@ public final class GuardedConnection implements Connection {
 
     @Override
     public void setCatalog(String catalog) throws SQLException {
-        open().setCatalog(catalog);
+        throw sessionState("setCatalog(" + catalog + ")", SET_LOCAL);
     }
 
     @Override
@@ -177,7 +199,7 @@ public final class GuardedConnection implements Connection {
 
     @Override
     public void setTransactionIsolation(int level) throws SQLException {
-        open().setTransactionIsolation(level);
+        throw sessionState("setTransactionIsolation(" + level + ")", OPTIONS);
     }
 
     @Override
@@ -197,19 +219,19 @@ public final class GuardedConnection implements Connection {
 
     @Override
     public Statement createStatement(int resultSetType, int resultSetConcurrency) throws SQLException {
-        return open().createStatement(resultSetType, resultSetConcurrency);
+        return GuardedJdbc.statement(this, open().createStatement(resultSetType, resultSetConcurrency));
     }
 
     @Override
     public PreparedStatement prepareStatement(String sql, int resultSetType, int resultSetConcurrency)
             throws SQLException {
-        return open().prepareStatement(sql, resultSetType, resultSetConcurrency);
+        return GuardedJdbc.statement(this, checked(sql).prepareStatement(sql, resultSetType, resultSetConcurrency));
     }
 
     @Override
     public CallableStatement prepareCall(String sql, int resultSetType, int resultSetConcurrency)
             throws SQLException {
-        return open().prepareCall(sql, resultSetType, resultSetConcurrency);
+        return GuardedJdbc.statement(this, checked(sql).prepareCall(sql, resultSetType, resultSetConcurrency));
     }
 
     @Override
@@ -219,12 +241,13 @@ public final class GuardedConnection implements Connection {
 
     @Override
     public void setTypeMap(Map<String, Class<?>> map) throws SQLException {
-        open().setTypeMap(map);
+        throw sessionState("setTypeMap(...)", "map types on the values you read instead");
     }
 
     @Override
     public void setHoldability(int holdability) throws SQLException {
-        open().setHoldability(holdability);
+        throw sessionState("setHoldability(" + holdability + ")",
+                "pass the holdability to createStatement instead");
     }
 
     @Override
@@ -235,34 +258,37 @@ public final class GuardedConnection implements Connection {
     @Override
     public Statement createStatement(int resultSetType, int resultSetConcurrency, int resultSetHoldability)
             throws SQLException {
-        return open().createStatement(resultSetType, resultSetConcurrency, resultSetHoldability);
+        return GuardedJdbc.statement(this,
+                open().createStatement(resultSetType, resultSetConcurrency, resultSetHoldability));
     }
 
     @Override
     public PreparedStatement prepareStatement(String sql, int resultSetType, int resultSetConcurrency,
             int resultSetHoldability) throws SQLException {
-        return open().prepareStatement(sql, resultSetType, resultSetConcurrency, resultSetHoldability);
+        return GuardedJdbc.statement(this,
+                checked(sql).prepareStatement(sql, resultSetType, resultSetConcurrency, resultSetHoldability));
     }
 
     @Override
     public CallableStatement prepareCall(String sql, int resultSetType, int resultSetConcurrency,
             int resultSetHoldability) throws SQLException {
-        return open().prepareCall(sql, resultSetType, resultSetConcurrency, resultSetHoldability);
+        return GuardedJdbc.statement(this,
+                checked(sql).prepareCall(sql, resultSetType, resultSetConcurrency, resultSetHoldability));
     }
 
     @Override
     public PreparedStatement prepareStatement(String sql, int autoGeneratedKeys) throws SQLException {
-        return open().prepareStatement(sql, autoGeneratedKeys);
+        return GuardedJdbc.statement(this, checked(sql).prepareStatement(sql, autoGeneratedKeys));
     }
 
     @Override
     public PreparedStatement prepareStatement(String sql, int[] columnIndexes) throws SQLException {
-        return open().prepareStatement(sql, columnIndexes);
+        return GuardedJdbc.statement(this, checked(sql).prepareStatement(sql, columnIndexes));
     }
 
     @Override
     public PreparedStatement prepareStatement(String sql, String[] columnNames) throws SQLException {
-        return open().prepareStatement(sql, columnNames);
+        return GuardedJdbc.statement(this, checked(sql).prepareStatement(sql, columnNames));
     }
 
     @Override
@@ -292,18 +318,18 @@ public final class GuardedConnection implements Connection {
 
     @Override
     public void setClientInfo(String name, String value) throws SQLClientInfoException {
-        if (isExpired()) {
-            throw new SQLClientInfoException(EXPIRED, Map.of());
-        }
-        delegate.setClientInfo(name, value);
+        throw clientInfo();
     }
 
     @Override
     public void setClientInfo(Properties properties) throws SQLClientInfoException {
-        if (isExpired()) {
-            throw new SQLClientInfoException(EXPIRED, Map.of());
-        }
-        delegate.setClientInfo(properties);
+        throw clientInfo();
+    }
+
+    private SQLClientInfoException clientInfo() {
+        return new SQLClientInfoException(isExpired() ? EXPIRED : "db-bulkhead: work must not call setClientInfo: "
+                + "the change would stay on the pooled connection after the transaction; set the application name "
+                + "on the pool instead", "25000", Map.of());
     }
 
     @Override
@@ -328,7 +354,8 @@ public final class GuardedConnection implements Connection {
 
     @Override
     public void setSchema(String schema) throws SQLException {
-        open().setSchema(schema);
+        throw sessionState("setSchema(" + schema + ")",
+                "use SET LOCAL search_path inside work instead, which ends with the transaction");
     }
 
     @Override
@@ -338,12 +365,13 @@ public final class GuardedConnection implements Connection {
 
     @Override
     public void abort(Executor executor) throws SQLException {
-        open().abort(executor);
+        open();
+        throw refused("abort() (the connection goes back to the pool when work returns)");
     }
 
     @Override
     public void setNetworkTimeout(Executor executor, int milliseconds) throws SQLException {
-        open().setNetworkTimeout(executor, milliseconds);
+        throw sessionState("setNetworkTimeout(" + milliseconds + ")", "bound the operation with a Deadline instead");
     }
 
     @Override
@@ -351,7 +379,10 @@ public final class GuardedConnection implements Connection {
         return open().getNetworkTimeout();
     }
 
-    /** Unwrapping reaches the driver's connection (e.g. for COPY); the guard rails do not follow it. */
+    /**
+     * Unwrapping reaches the driver's connection (e.g. pgJDBC's {@code PGConnection} for the COPY API); the guard
+     * rails do not follow it, and what is done with the unwrapped object is the caller's responsibility.
+     */
     @Override
     public <T> T unwrap(Class<T> iface) throws SQLException {
         if (iface.isInstance(this)) {

@@ -57,7 +57,7 @@ public final class JfrEvents {
         String workload;
 
         @Label("Outcome")
-        @Description("COMMITTED, ROLLED_BACK, OUTCOME_UNKNOWN or NO_CONNECTION")
+        @Description("COMMITTED, ROLLED_BACK, OUTCOME_UNKNOWN, NO_CONNECTION or RELEASED (a lease closed)")
         String outcome;
 
         @Label("Permit Wait")

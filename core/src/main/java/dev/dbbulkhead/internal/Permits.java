@@ -17,12 +17,15 @@ import java.util.concurrent.locks.ReentrantLock;
  * waiter. The queue and the bit change only under {@link #lock} (a {@link ReentrantLock}, so a waiting virtual
  * thread never pins its carrier); the counts change by CAS, with or without the lock.
  *
- * <p>A waiter whose wait ends (timeout or interrupt) settles under the lock with any concurrent grant: granted
- * and timed out, it keeps the permit; granted and interrupted, it hands the permit on before throwing. Either
- * way no permit is lost or created. Thread-safe.
+ * <p>Each caller brings its own {@link Node}, allocated before it takes anything. A queued node's
+ * {@link Node#state} changes once, under the lock: {@code WAITING} → {@code GRANTED} (a release handed it the
+ * permit) or {@code WAITING} → {@code CANCELLED} (its wait ended). Unlinking it and giving back its slot happen only
+ * on that change, so settling twice (a retry after a {@link StackOverflowError}, an interrupt racing a grant) is a
+ * no-op. Every change is ordered as "CAS the state word, then plain field writes": a call can throw (a stack
+ * overflow), a field write cannot, so a failure leaves either nothing or everything done. Thread-safe.
  */
 public final class Permits {
-    /** {@link #enter} and {@link #await}: both permits are held; call {@link #exit()} exactly once. */
+    /** {@link #enter} and {@link #await}: both permits are held; call {@link #exit} exactly once. */
     public static final int ACQUIRED = 0;
     /** {@link #enter}: all B + Q slots are taken; nothing is held. */
     public static final int ADMISSION_FULL = 1;
@@ -53,15 +56,30 @@ public final class Permits {
     private Node tail; // guarded by lock
     private volatile int waiting; // written under lock
 
-    /** A caller waiting for an execution permit. */
-    private static final class Node {
+    /**
+     * One caller's claim, created before it takes anything and used by its thread only (but for the queue fields
+     * and {@link #state}, which the lock guards).
+     */
+    public static class Node {
+        static final int NEW = 0;
+        static final int WAITING = 1;
+        static final int GRANTED = 2;
+        static final int CANCELLED = 3;
+
         final Thread thread;
-        volatile boolean granted;
+        volatile int state; // written under lock
+        /** Both permits given back; written by the owner's exit, read by the owner. */
+        boolean released;
         Node prev; // guarded by lock
         Node next; // guarded by lock
 
-        Node(Thread thread) {
+        public Node(Thread thread) {
             this.thread = thread;
+        }
+
+        /** True once {@link Permits#exit} (or an {@link Permits#abandon} of a granted node) gave everything back. */
+        public final boolean released() {
+            return released;
         }
     }
 
@@ -119,152 +137,178 @@ public final class Permits {
     }
 
     /**
-     * After {@link #MUST_WAIT}: waits up to {@code nanos} for an execution permit, in arrival order.
+     * After {@link #MUST_WAIT}: queues {@code node} and waits up to {@code nanos} for an execution permit, in
+     * arrival order.
      *
      * @return {@link #ACQUIRED} (both permits held) or {@link #TIMED_OUT} (the slot was released)
      * @throws InterruptedException when interrupted while waiting: the slot was released, nothing is held
+     * @throws StackOverflowError or any other unexpected throwable: the caller must {@link #abandon} the node
      */
-    public int await(long nanos) throws InterruptedException {
-        var node = new Node(Thread.currentThread());
+    public int await(Node node, long nanos) throws InterruptedException {
+        if (queue(node)) {
+            return ACQUIRED;
+        }
+        long deadline = Nanos.saturatedAdd(System.nanoTime(), nanos);
+        while (true) {
+            if (node.state == Node.GRANTED) {
+                return ACQUIRED;
+            }
+            if (Thread.interrupted()) {
+                abandon(node); // a permit granted meanwhile is handed on before the interrupt is reported
+                throw new InterruptedException();
+            }
+            long remaining = deadline - System.nanoTime();
+            if (remaining <= 0) {
+                return timedOut(node);
+            }
+            LockSupport.parkNanos(this, remaining);
+        }
+    }
+
+    /** Takes a permit freed since {@link #enter} (true), or links the node at the tail of the queue. */
+    private boolean queue(Node node) {
         lock.lock();
         try {
             while (true) {
                 long s = state;
-                if (free(s) > 0) { // freed between enter() and here; free > 0 means nobody is queued
+                if (free(s) > 0) { // free > 0 means nobody is queued
                     if (cas(s, s - 1)) {
-                        return ACQUIRED;
+                        node.state = Node.GRANTED;
+                        return true;
                     }
-                } else if (cas(s, s | WAITERS)) {
+                } else if ((s & WAITERS) != 0 || cas(s, s | WAITERS)) {
                     break;
                 }
             }
-            link(node);
+            // No call from here on: the node is linked whole or not at all.
+            if (tail == null) {
+                head = node;
+            } else {
+                tail.next = node;
+                node.prev = tail;
+            }
+            tail = node;
+            waiting++;
+            node.state = Node.WAITING;
+            return false;
         } finally {
             lock.unlock();
         }
-        long deadline = System.nanoTime() + nanos;
-        try {
-            while (true) {
-                if (node.granted) {
-                    return ACQUIRED;
-                }
-                if (Thread.interrupted()) {
-                    settle(node, true);
-                    throw new InterruptedException();
-                }
-                long remaining = deadline - System.nanoTime();
-                if (remaining <= 0) {
-                    return settle(node, false);
-                }
-                LockSupport.parkNanos(this, remaining);
-            }
-        } catch (InterruptedException e) {
-            throw e;
-        } catch (Throwable unexpected) {
-            settle(node, true); // leave nothing behind, whatever went wrong
-            throw unexpected;
-        }
     }
 
-    /** After {@link #MUST_WAIT}, when the caller will not {@link #await} after all: gives back the slot. */
-    public void leave() {
-        while (true) {
-            long s = state;
-            if (cas(s, s - ONE_ADMITTED)) {
-                return;
-            }
-        }
-    }
-
-    /** A waiter's wait ended: keep a permit granted meanwhile, or leave the queue and give back the slot. */
-    private int settle(Node node, boolean interrupted) {
+    private int timedOut(Node node) {
         lock.lock();
         try {
-            if (node.granted) {
-                if (!interrupted) {
-                    return ACQUIRED;
-                }
-                exitLocked(); // hand the permit on and give back the slot before reporting the interrupt
-                return TIMED_OUT;
+            if (node.state == Node.GRANTED) {
+                return ACQUIRED; // granted as the wait ended: keep it
             }
-            unlink(node);
-            while (true) {
-                long s = state;
-                long next = s - ONE_ADMITTED;
-                if (head == null) {
-                    next &= ~WAITERS;
+            cancelLocked(node);
+            return TIMED_OUT;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Gives back whatever {@code node} holds after {@link #MUST_WAIT}, whatever state an interrupted or failed
+     * {@link #await} left it in: the slot if it never got a permit, both permits (handed on to the next waiter) if it
+     * was granted one. Idempotent.
+     */
+    public void abandon(Node node) {
+        lock.lock();
+        try {
+            switch (node.state) {
+                case Node.NEW -> { // holds a slot, never queued
+                    long s;
+                    do {
+                        s = state;
+                    } while (!cas(s, s - ONE_ADMITTED));
+                    node.state = Node.CANCELLED;
                 }
-                if (cas(s, next)) {
-                    return TIMED_OUT;
+                case Node.WAITING -> cancelLocked(node);
+                case Node.GRANTED -> {
+                    if (!node.released) {
+                        exitLocked(node);
+                    }
                 }
+                default -> { } // CANCELLED: already settled
             }
         } finally {
             lock.unlock();
         }
     }
 
-    /** Releases both permits; the execution permit goes to the oldest waiter, if any. */
-    public void exit() {
+    /** Under the lock, a WAITING node leaves the queue and gives back its slot. */
+    private void cancelLocked(Node node) {
+        boolean empties = head == node && node.next == null;
+        while (true) {
+            long s = state;
+            long next = s - ONE_ADMITTED;
+            if (empties) {
+                next &= ~WAITERS;
+            }
+            if (cas(s, next)) {
+                break;
+            }
+        }
+        unlinkLocked(node);
+        node.state = Node.CANCELLED;
+    }
+
+    /** Releases both permits held by {@code node}; the execution permit goes to the oldest waiter, if any. */
+    public void exit(Node node) {
         while (true) {
             long s = state;
             if ((s & WAITERS) != 0) {
                 lock.lock();
                 try {
-                    exitLocked();
+                    exitLocked(node);
                 } finally {
                     lock.unlock();
                 }
                 return;
             }
             if (cas(s, s - ONE_ADMITTED + 1)) {
+                node.released = true;
                 return;
             }
         }
     }
 
     /** Under the lock: gives back the slot and hands the execution permit to the oldest waiter, if any. */
-    private void exitLocked() {
+    private void exitLocked(Node releasing) {
         Node next = head;
-        if (next != null) {
-            unlink(next);
-            next.granted = true;
-        }
         while (true) {
             long s = state;
             long updated = next != null ? s - ONE_ADMITTED : s - ONE_ADMITTED + 1;
-            if (head == null) {
+            if (next == null || next.next == null) {
                 updated &= ~WAITERS;
             }
             if (cas(s, updated)) {
                 break;
             }
         }
+        releasing.released = true;
         if (next != null) {
-            LockSupport.unpark(next.thread);
+            unlinkLocked(next);
+            next.state = Node.GRANTED;
+            LockSupport.unpark(next.thread); // a missed wake-up (a failure here) ends at the waiter's timeout
         }
     }
 
-    private void link(Node node) {
-        if (tail == null) {
-            head = node;
+    /** Field writes only, so that it cannot fail half-way. */
+    private void unlinkLocked(Node node) {
+        Node prev = node.prev;
+        Node next = node.next;
+        if (prev == null) {
+            head = next;
         } else {
-            tail.next = node;
-            node.prev = tail;
+            prev.next = next;
         }
-        tail = node;
-        waiting++;
-    }
-
-    private void unlink(Node node) {
-        if (node.prev == null) {
-            head = node.next;
+        if (next == null) {
+            tail = prev;
         } else {
-            node.prev.next = node.next;
-        }
-        if (node.next == null) {
-            tail = node.prev;
-        } else {
-            node.next.prev = node.prev;
+            next.prev = prev;
         }
         node.prev = null;
         node.next = null;

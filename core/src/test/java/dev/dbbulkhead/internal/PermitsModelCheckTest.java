@@ -12,7 +12,8 @@ import org.junit.jupiter.api.Test;
 /**
  * Model checking of the permit logic with Lincheck: every interleaving of small concurrent scenarios over
  * {@code enter} (no wait), {@code enter} then {@code await(0)} (which queues, may be handed a permit, and settles
- * a grant racing its timeout), and {@code exit}, checked for linearizability against this class run sequentially,
+ * a grant racing its timeout), {@code enter} then {@code abandon} twice (a wait that failed half-way, settled again
+ * by a retry), and {@code exit}, checked for linearizability against this class run sequentially,
  * and, after each, for conservation: every permit and slot back but those still held, nobody left queued.
  *
  * <p>A permit belongs to the thread that took it: {@code exit(tid)} releases one only if thread {@code tid} holds
@@ -33,9 +34,20 @@ public class PermitsModelCheckTest {
      * by its own thread only. */
     private final int[] held = new int[THREADS + 2];
 
-    private String acquired(int tid, int result) {
+    /** Per thread id, the nodes that hold permits, oldest first. */
+    @SuppressWarnings("unchecked")
+    private final java.util.ArrayDeque<Permits.Node>[] nodes = new java.util.ArrayDeque[THREADS + 2];
+
+    {
+        for (int i = 0; i < nodes.length; i++) {
+            nodes[i] = new java.util.ArrayDeque<>();
+        }
+    }
+
+    private String acquired(int tid, int result, Permits.Node node) {
         if (result == Permits.ACQUIRED) {
             held[tid]++;
+            nodes[tid].add(node);
             return "acquired";
         }
         return "refused";
@@ -43,25 +55,41 @@ public class PermitsModelCheckTest {
 
     @Operation
     public String enterNoWait(@Param(gen = ThreadIdGen.class) int tid) throws InterruptedException {
-        return acquired(tid, permits.enter(false));
+        var node = new Permits.Node(Thread.currentThread());
+        return acquired(tid, permits.enter(false), node);
     }
 
     @Operation
     public String enterAndAwaitZero(@Param(gen = ThreadIdGen.class) int tid) throws InterruptedException {
+        var node = new Permits.Node(Thread.currentThread());
         int r = permits.enter(true);
         if (r == Permits.MUST_WAIT) {
-            r = permits.await(0);
+            r = permits.await(node, 0);
         }
-        return acquired(tid, r);
+        return acquired(tid, r, node);
+    }
+
+    /** A caller whose wait fails half-way (a stack overflow) and abandons its node, possibly twice. */
+    @Operation
+    public String enterAndAbandon(@Param(gen = ThreadIdGen.class) int tid) throws InterruptedException {
+        var node = new Permits.Node(Thread.currentThread());
+        int r = permits.enter(true);
+        if (r == Permits.MUST_WAIT) {
+            permits.abandon(node);
+            permits.abandon(node);
+            return "refused";
+        }
+        return acquired(tid, r, node);
     }
 
     @Operation
     public boolean exit(@Param(gen = ThreadIdGen.class) int tid) {
-        if (held[tid] == 0) {
+        var node = nodes[tid].poll();
+        if (node == null) {
             return false;
         }
         held[tid]--;
-        permits.exit();
+        permits.exit(node);
         return true;
     }
 
@@ -80,15 +108,18 @@ public class PermitsModelCheckTest {
         }
     }
 
+    /** Scenarios per run: a short run in every build, the full one with {@code -Pfull} (CI runs both). */
+    private static final int ITERATIONS = Integer.getInteger("modelcheck.iterations", 8);
+
     @Test
     public void modelChecking() {
-        new ModelCheckingOptions().threads(THREADS).actorsPerThread(3).iterations(40).invocationsPerIteration(2_000)
-                .check(PermitsModelCheckTest.class);
+        new ModelCheckingOptions().threads(THREADS).actorsPerThread(3).iterations(ITERATIONS)
+                .invocationsPerIteration(2_000).check(PermitsModelCheckTest.class);
     }
 
     @Test
     public void stress() {
-        new StressOptions().threads(THREADS).actorsPerThread(4).iterations(40).invocationsPerIteration(2_000)
-                .check(PermitsModelCheckTest.class);
+        new StressOptions().threads(THREADS).actorsPerThread(4).iterations(ITERATIONS)
+                .invocationsPerIteration(2_000).check(PermitsModelCheckTest.class);
     }
 }

@@ -1,10 +1,20 @@
-package dev.dbbulkhead;
+package dev.dbbulkhead.internal;
 
+import dev.dbbulkhead.BulkheadListener;
+import dev.dbbulkhead.Outcome;
+import dev.dbbulkhead.RejectionReason;
+import dev.dbbulkhead.Workload;
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
 import java.util.List;
 
-/** Calls the user's listeners, catching and logging what they throw so that no permit path breaks. */
+/**
+ * Calls the user's listeners and contains whatever they throw: every {@link Throwable}, checked ones thrown
+ * sneakily (Kotlin, Lombok) and {@link Error}s included, {@link VirtualMachineError}s too. A listener observes an
+ * operation; it never changes what the caller is told, nor whether a permit or a connection goes back. What it
+ * threw is logged (at ERROR for a {@code VirtualMachineError}, WARNING otherwise), and if even logging fails the
+ * failure is dropped.
+ */
 final class SafeListener implements BulkheadListener {
     private final BulkheadListener[] delegates;
     private final Logger log;
@@ -15,12 +25,17 @@ final class SafeListener implements BulkheadListener {
     }
 
     static BulkheadListener of(List<BulkheadListener> listeners, Logger log) {
-        return new SafeListener(listeners.toArray(BulkheadListener[]::new), log);
+        return listeners.isEmpty() ? BulkheadListener.NOOP
+                : new SafeListener(listeners.toArray(BulkheadListener[]::new), log);
     }
 
     private void failed(BulkheadListener listener, String call, Throwable t) {
-        log.log(Level.WARNING, "db-bulkhead listener " + listener.getClass().getName() + "." + call
-                + " threw; ignored (the operation goes on)", t);
+        try {
+            log.log(t instanceof VirtualMachineError ? Level.ERROR : Level.WARNING, "db-bulkhead listener "
+                    + listener.getClass().getName() + "." + call + " threw; ignored (the operation goes on)", t);
+        } catch (Throwable logging) {
+            // Nothing left to tell it to: the operation must go on regardless.
+        }
     }
 
     @Override
@@ -28,8 +43,8 @@ final class SafeListener implements BulkheadListener {
         for (var l : delegates) {
             try {
                 l.onAdmitted(workload);
-            } catch (RuntimeException | LinkageError | AssertionError e) {
-                failed(l, "onAdmitted", e);
+            } catch (Throwable t) {
+                failed(l, "onAdmitted", t);
             }
         }
     }
@@ -39,8 +54,8 @@ final class SafeListener implements BulkheadListener {
         for (var l : delegates) {
             try {
                 l.onRejected(workload, reason, waitedNanos);
-            } catch (RuntimeException | LinkageError | AssertionError e) {
-                failed(l, "onRejected", e);
+            } catch (Throwable t) {
+                failed(l, "onRejected", t);
             }
         }
     }
@@ -50,8 +65,8 @@ final class SafeListener implements BulkheadListener {
         for (var l : delegates) {
             try {
                 l.onPermitAcquired(workload, waitNanos);
-            } catch (RuntimeException | LinkageError | AssertionError e) {
-                failed(l, "onPermitAcquired", e);
+            } catch (Throwable t) {
+                failed(l, "onPermitAcquired", t);
             }
         }
     }
@@ -61,8 +76,8 @@ final class SafeListener implements BulkheadListener {
         for (var l : delegates) {
             try {
                 l.onConnectionAcquired(workload, poolWaitNanos);
-            } catch (RuntimeException | LinkageError | AssertionError e) {
-                failed(l, "onConnectionAcquired", e);
+            } catch (Throwable t) {
+                failed(l, "onConnectionAcquired", t);
             }
         }
     }
@@ -73,8 +88,8 @@ final class SafeListener implements BulkheadListener {
         for (var l : delegates) {
             try {
                 l.onFinished(workload, outcome, permitWaitNanos, poolWaitNanos, holdNanos, workNanos);
-            } catch (RuntimeException | LinkageError | AssertionError e) {
-                failed(l, "onFinished", e);
+            } catch (Throwable t) {
+                failed(l, "onFinished", t);
             }
         }
     }

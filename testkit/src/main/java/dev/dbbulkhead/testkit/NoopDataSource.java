@@ -1,4 +1,4 @@
-package dev.dbbulkhead.benchmarks;
+package dev.dbbulkhead.testkit;
 
 import java.io.PrintWriter;
 import java.sql.Connection;
@@ -6,8 +6,11 @@ import java.sql.SQLFeatureNotSupportedException;
 import java.util.logging.Logger;
 import javax.sql.DataSource;
 
-/** Hands out one {@link NoopConnection} per thread, reopened each time, like a pool with no contention. */
-final class NoopDataSource implements DataSource {
+/**
+ * Hands out one {@link NoopConnection} per thread, reopened each time, like a pool with no contention and no
+ * database. Its pool size is unknown to the barrier. Thread-safe.
+ */
+public final class NoopDataSource implements DataSource {
     private final ThreadLocal<NoopConnection> connections = ThreadLocal.withInitial(NoopConnection::new);
 
     @Override

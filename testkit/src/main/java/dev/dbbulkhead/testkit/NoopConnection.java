@@ -1,4 +1,4 @@
-package dev.dbbulkhead.benchmarks;
+package dev.dbbulkhead.testkit;
 
 import java.sql.Array;
 import java.sql.Blob;
@@ -20,10 +20,12 @@ import java.util.Properties;
 import java.util.concurrent.Executor;
 
 /**
- * A connection that does nothing, so that a benchmark measures the barrier's own path: auto-commit, commit and
- * close are field writes. Anything a transaction would not call throws.
+ * A connection that does nothing, so that a benchmark measures the barrier's own path and the permit and failure-path
+ * tests run in milliseconds without a database (wrap it in {@link FaultyDataSource} to inject faults): auto-commit,
+ * commit, rollback and close are field writes. Anything a transaction would not call throws
+ * {@link SQLFeatureNotSupportedException}.
  */
-final class NoopConnection implements Connection {
+public final class NoopConnection implements Connection {
     private boolean autoCommit = true;
     private boolean closed;
 
@@ -42,7 +44,7 @@ final class NoopConnection implements Connection {
     @Override public int getTransactionIsolation() { return TRANSACTION_READ_COMMITTED; }
 
     private static SQLException unused() {
-        return new SQLFeatureNotSupportedException("not used by the benchmarks");
+        return new SQLFeatureNotSupportedException("NoopConnection has no database behind it");
     }
 
     // Everything else.

@@ -1,0 +1,45 @@
+package dev.dbbulkhead;
+
+import java.util.Optional;
+
+/**
+ * Admission to a workload without a transaction: both permits (the admission slot and the execution permit),
+ * held until {@link #close()}. For callers that run their own transaction, e.g. with Spring's
+ * {@code TransactionTemplate}, jOOQ or JPA:
+ * <pre>{@code
+ * try (Lease lease = db.workload("interactive").acquire(Duration.ofMillis(50))) {
+ *     return transactionTemplate.execute(status -> repository.save(order));   // commits and cleans up inside
+ * }                                                                           // then the permits go back
+ * }</pre>
+ *
+ * <p>The rule: close only after the transaction has committed (or rolled back) and its connection has gone back
+ * to the pool, never while it is still open, or more than B transactions run at once. Take the lease before the
+ * transaction starts, never inside one: waiting for a permit while holding a connection can exhaust the pool.
+ *
+ * <p>A lease belongs to the thread that acquired it. {@link #close()} releases both permits exactly once: a second
+ * call does nothing, and a call from another thread throws {@link IllegalStateException} and releases nothing (a
+ * caller that gives up, e.g. through {@code Future.cancel}, must not free a permit whose work still runs). While a
+ * thread holds a lease, acquiring the same barrier again on it fails at once with {@link IllegalStateException}:
+ * the barrier is not reentrant. A lease that is never closed keeps its permits forever: use try-with-resources.
+ *
+ * <p>Not thread-safe: used by its owner thread only.
+ */
+public interface Lease extends AutoCloseable {
+    /** The workload whose permits this lease holds. */
+    Workload workload();
+
+    /** How long the caller waited for the execution permit, in nanoseconds. */
+    long permitWaitNanos();
+
+    /** The deadline the lease was acquired with, if any. */
+    Optional<Deadline> deadline();
+
+    /**
+     * Releases both permits, once; later calls do nothing.
+     *
+     * @throws IllegalStateException when called from a thread other than the one that acquired the lease: nothing
+     *     is released
+     */
+    @Override
+    void close();
+}

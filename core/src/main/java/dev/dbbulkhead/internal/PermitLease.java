@@ -1,0 +1,108 @@
+package dev.dbbulkhead.internal;
+
+import dev.dbbulkhead.Deadline;
+import dev.dbbulkhead.Lease;
+import dev.dbbulkhead.Outcome;
+import dev.dbbulkhead.Workload;
+import java.util.Optional;
+
+/**
+ * The lease that admission hands out: both permits of one workload, owned by the thread that acquired them. It is
+ * also that caller's node in the permit queue, so that nothing needs allocating once a permit is taken.
+ *
+ * <p>Used by its owner thread only; {@link #close()} from another thread is refused.
+ */
+public final class PermitLease extends Permits.Node implements Lease {
+    private final Workload workload;
+    private final Permits permits;
+    private final Telemetry telemetry;
+    private final Frames.Frame frame;
+    private final Deadline deadline;
+    private final boolean timed;
+    private long permitWaitNanos;
+    private long grantedAt;
+    /** onFinished was reported by the transaction runner; close() must not report again. */
+    private boolean reported;
+
+    /** Built before any permit is taken: a failure to allocate it then holds nothing. */
+    public PermitLease(Workload workload, Permits permits, Telemetry telemetry, Frames.Frame frame,
+            Deadline deadline, boolean timed) {
+        super(Thread.currentThread());
+        this.workload = workload;
+        this.permits = permits;
+        this.telemetry = telemetry;
+        this.frame = frame;
+        this.deadline = deadline;
+        this.timed = timed;
+    }
+
+    /** Both permits are now held: marks the thread as inside the barrier. Field writes only. */
+    public void granted(long permitWaitNanos, long now) {
+        this.permitWaitNanos = permitWaitNanos;
+        this.grantedAt = now;
+        frame.active = this;
+    }
+
+    /** Whether this operation reports its durations (a listener or a flight recording wants them). */
+    public boolean timed() {
+        return timed;
+    }
+
+    public Telemetry telemetry() {
+        return telemetry;
+    }
+
+    /** The deadline, or {@code null}. */
+    public Deadline deadlineOrNull() {
+        return deadline;
+    }
+
+    /** Reports the transaction's end; {@link #close()} then reports nothing more. */
+    public void finished(Outcome outcome, long poolWait, long hold, long work) {
+        reported = true;
+        if (timed) {
+            telemetry.finished(workload, outcome, permitWaitNanos, poolWait, hold, work);
+        }
+    }
+
+    @Override
+    public Workload workload() {
+        return workload;
+    }
+
+    @Override
+    public long permitWaitNanos() {
+        return permitWaitNanos;
+    }
+
+    @Override
+    public Optional<Deadline> deadline() {
+        return Optional.ofNullable(deadline);
+    }
+
+    @Override
+    public void close() {
+        if (Thread.currentThread() != thread) {
+            throw new IllegalStateException("db-bulkhead '" + workload.bulkheadName() + "', workload '"
+                    + workload.name() + "': a lease is released by the thread that acquired it (" + thread
+                    + "), not by " + Thread.currentThread() + "; nothing was released");
+        }
+        if (released()) {
+            return;
+        }
+        if (!reported) {
+            reported = true;
+            if (timed) {
+                telemetry.finished(workload, Outcome.RELEASED, permitWaitNanos, 0, telemetry.now() - grantedAt, 0);
+            }
+        }
+        frame.active = null;
+        permits.exit(this);
+    }
+
+    @Override
+    public String toString() {
+        return "Lease[" + workload.bulkheadName() + "/" + workload.name() + (released() ? ", released" : ", held")
+                + "]";
+    }
+}

@@ -1,0 +1,51 @@
+package dev.dbbulkhead.internal;
+
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+
+/**
+ * On PostgreSQL, bounds a transaction's statements by its deadline: {@code statement_timeout} (and optionally
+ * {@code lock_timeout}) set for this transaction only ({@code set_config(..., true)}, as {@code SET LOCAL}) to the
+ * remaining time, unless the session already has a stricter one (from the role, {@code connectionInitSql} or the
+ * pool): the transaction gets the smaller of the two, never a looser one. One round trip; transaction-scoped, so it
+ * works behind a transaction-pooling PgBouncer.
+ */
+final class ServerTimeouts {
+    /** PostgreSQL's largest timeout: an int of milliseconds. */
+    static final long MAX_MILLIS = Integer.MAX_VALUE;
+
+    private ServerTimeouts() {}
+
+    /** Whole milliseconds, rounded up, at least 1 (0 would mean "no timeout"), at most {@link #MAX_MILLIS}. */
+    static long millis(long remainingNanos) {
+        long millis = remainingNanos <= 0 ? 1 : remainingNanos / 1_000_000 + (remainingNanos % 1_000_000 == 0 ? 0 : 1);
+        return Math.min(Math.max(1, millis), MAX_MILLIS);
+    }
+
+    /**
+     * Applies the deadline's remaining time.
+     *
+     * @return true when the statement timeout now in force is the deadline's (the session had none as strict), so
+     *     that a statement it cancels (57014) is the deadline's doing
+     */
+    static boolean apply(Connection raw, long remainingNanos, boolean lockTimeout) throws SQLException {
+        long m = millis(remainingNanos);
+        // pg_settings.setting is in milliseconds for both; 0 means none. "Ours" when the session's is not stricter.
+        String sql = "SELECT set_config('statement_timeout', " + keepStricter("s", m) + ", true), "
+                + "s.setting::bigint NOT BETWEEN 1 AND " + (m - 1)
+                + (lockTimeout ? ", set_config('lock_timeout', " + keepStricter("l", m) + ", true)" : "")
+                + " FROM pg_settings s" + (lockTimeout ? ", pg_settings l" : "")
+                + " WHERE s.name = 'statement_timeout'" + (lockTimeout ? " AND l.name = 'lock_timeout'" : "");
+        try (Statement statement = raw.createStatement(); ResultSet r = statement.executeQuery(sql)) {
+            r.next();
+            return r.getBoolean(2);
+        }
+    }
+
+    private static String keepStricter(String alias, long millis) {
+        return "CASE WHEN " + alias + ".setting::bigint BETWEEN 1 AND " + millis + " THEN " + alias
+                + ".setting ELSE '" + millis + "' END";
+    }
+}

@@ -1,0 +1,83 @@
+package dev.dbbulkhead.internal;
+
+import dev.dbbulkhead.BulkheadListener;
+import dev.dbbulkhead.Outcome;
+import dev.dbbulkhead.RejectionReason;
+import dev.dbbulkhead.Workload;
+import java.lang.System.Logger;
+import java.util.List;
+import java.util.function.LongSupplier;
+
+/**
+ * What one barrier reports and how: its listeners (contained by {@link SafeListener}), the flight-recorder events,
+ * the nano clock, and whether rejections capture stack traces. Admission and the transaction runner share one.
+ *
+ * <p>An operation is <em>timed</em> when a listener is registered or a recording wants the events; an untimed
+ * one reads the clock only for a deadline. Thread-safe.
+ */
+public final class Telemetry {
+    private final BulkheadListener listener;
+    private final boolean listening;
+    private final LongSupplier clock;
+    private final boolean stackTraces;
+
+    public Telemetry(List<BulkheadListener> listeners, LongSupplier clock, boolean stackTraces, Logger log) {
+        this.listener = SafeListener.of(listeners, log);
+        this.listening = listener != BulkheadListener.NOOP;
+        this.clock = clock;
+        this.stackTraces = stackTraces;
+        // One-time costs (loading and registering the JFR event classes: ~150 ms in a fresh JVM) are paid here,
+        // when the barrier is built, never inside a caller's queue wait or deadline.
+        JfrEvents.enabled();
+    }
+
+    /** Whether this operation is timed; decided once per operation. */
+    public boolean timed() {
+        return listening || JfrEvents.enabled();
+    }
+
+    public long now() {
+        return clock.getAsLong();
+    }
+
+    public LongSupplier clock() {
+        return clock;
+    }
+
+    /** Whether rejections capture their stack trace. */
+    public boolean stackTraces() {
+        return stackTraces;
+    }
+
+    public void admitted(Workload w) {
+        if (listening) {
+            listener.onAdmitted(w);
+        }
+    }
+
+    public void rejected(Workload w, RejectionReason reason, long waitedNanos) {
+        if (listening) {
+            listener.onRejected(w, reason, waitedNanos);
+        }
+        JfrEvents.rejected(w.bulkheadName(), w.name(), reason.name(), waitedNanos, w.concurrent(), w.extraSlots());
+    }
+
+    public void permitAcquired(Workload w, long waitNanos) {
+        if (listening) {
+            listener.onPermitAcquired(w, waitNanos);
+        }
+    }
+
+    public void connectionAcquired(Workload w, long poolWaitNanos) {
+        if (listening) {
+            listener.onConnectionAcquired(w, poolWaitNanos);
+        }
+    }
+
+    public void finished(Workload w, Outcome outcome, long permitWait, long poolWait, long hold, long work) {
+        if (listening) {
+            listener.onFinished(w, outcome, permitWait, poolWait, hold, work);
+        }
+        JfrEvents.finished(w.bulkheadName(), w.name(), outcome.name(), permitWait, poolWait, hold, work);
+    }
+}

@@ -1,0 +1,336 @@
+package dev.dbbulkhead.internal;
+
+import dev.dbbulkhead.CommitOutcomeUnknownException;
+import dev.dbbulkhead.DbBulkhead.SqlWork;
+import dev.dbbulkhead.Deadline;
+import dev.dbbulkhead.DeadlineExceededException.Stage;
+import dev.dbbulkhead.Outcome;
+import dev.dbbulkhead.RejectionReason;
+import dev.dbbulkhead.TransactionOptions;
+import java.sql.Connection;
+import java.sql.DatabaseMetaData;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.stream.BaseStream;
+import javax.sql.DataSource;
+
+/**
+ * Runs one JDBC transaction for an operation that holds a {@link PermitLease}: open, begin, run work, commit, clean
+ * up. Never touches permits and never builds a rejection: a deadline that passes once the permits are held goes up
+ * as {@link DeadlinePassed}, and the lease is closed by the caller after this returns.
+ *
+ * <p>What the caller is told is what happened in the database: the value only after commit and close; the work's
+ * own exception after a rollback; the driver's exception, unchanged, when the server refused the commit (it rolled
+ * back); {@link CommitOutcomeUnknownException} only when the commit's answer never came or the cleanup after an
+ * acknowledged commit failed.
+ *
+ * <p>Thread-safe; one instance per barrier.
+ */
+public final class TransactionRunner {
+    private final DataSource source;
+    private final Telemetry telemetry;
+    private final boolean statementTimeouts;
+    private final boolean lockTimeouts;
+    /** Whether the database is PostgreSQL; learnt from the first connection that needs to know. */
+    private volatile Boolean postgres;
+
+    public TransactionRunner(DataSource source, Telemetry telemetry, boolean statementTimeouts, boolean lockTimeouts) {
+        this.source = source;
+        this.telemetry = telemetry;
+        this.statementTimeouts = statementTimeouts;
+        this.lockTimeouts = lockTimeouts;
+    }
+
+    public <T> T run(PermitLease lease, TransactionOptions options, SqlWork<T> work) throws SQLException {
+        long requested = lease.timed() ? telemetry.now() : 0;
+        Connection raw = open(lease, requested);
+        // Nothing may run between getConnection() and the try block (in execute) that closes the connection.
+        return new Transaction<T>(lease, raw, requested).execute(options, work);
+    }
+
+    /** Step 1: a connection from the pool, or NO_CONNECTION reported and the pool's exception rethrown. */
+    private Connection open(PermitLease lease, long requested) throws SQLException {
+        Connection raw;
+        try {
+            raw = source.getConnection();
+        } catch (Throwable e) {
+            lease.finished(Outcome.NO_CONNECTION, lease.timed() ? telemetry.now() - requested : 0, 0, 0);
+            throw e;
+        }
+        if (raw == null) {
+            lease.finished(Outcome.NO_CONNECTION, lease.timed() ? telemetry.now() - requested : 0, 0, 0);
+            throw new SQLException("db-bulkhead: the data source " + source + " returned null from getConnection()",
+                    "08001");
+        }
+        return raw;
+    }
+
+    private boolean isPostgres(Connection raw) throws SQLException {
+        Boolean known = postgres;
+        if (known == null) {
+            known = "PostgreSQL".equalsIgnoreCase(raw.getMetaData().getDatabaseProductName());
+            postgres = known;
+        }
+        return known;
+    }
+
+    /** One transaction on one connection; lives for one call, on the caller's thread. */
+    private final class Transaction<T> {
+        private final PermitLease lease;
+        private final Connection raw;
+        private final Deadline deadline;
+        private final boolean timed;
+        private final long acquiredAt;
+        private final long poolWait;
+        private Restore restore;
+        private Outcome outcome = Outcome.ROLLED_BACK;
+        private long workNanos;
+        /** The transaction is over (committed or rolled back): only then may settings be restored. */
+        private boolean ended;
+        /** The statement timeout in force is the deadline's. */
+        private boolean deadlineTimeout;
+        /** The caller's interrupt status, cleared after work and set again before returning. */
+        private boolean interrupted;
+
+        Transaction(PermitLease lease, Connection raw, long requested) {
+            this.lease = lease;
+            this.raw = raw;
+            this.deadline = lease.deadlineOrNull();
+            this.timed = lease.timed();
+            this.acquiredAt = timed || deadline != null ? telemetry.now() : 0;
+            this.poolWait = timed ? acquiredAt - requested : 0;
+        }
+
+        T execute(TransactionOptions options, SqlWork<T> work) throws SQLException {
+            Throwable failure = null;
+            try {
+                connected();
+                restore = Restore.prepare(raw, options);
+                T value = runWork(work);
+                commit();
+                return value;
+            } catch (Throwable t) {
+                failure = t;
+                throw t;
+            } finally {
+                cleanUp(failure);
+            }
+        }
+
+        /** Step 2: the connection is in hand; the deadline may have passed while the pool handed it out. */
+        private void connected() throws DeadlinePassed {
+            if (timed) {
+                telemetry.connectionAcquired(lease.workload(), poolWait);
+            }
+            if (deadline != null && deadline.remainingNanos(acquiredAt) <= 0) {
+                outcome = Outcome.NO_CONNECTION;
+                telemetry.rejected(lease.workload(), RejectionReason.DEADLINE, 0);
+                throw new DeadlinePassed(Stage.CONNECTION_ACQUISITION, -deadline.remainingNanos(acquiredAt), null);
+            }
+        }
+
+        /** Step 3: the deadline's statement timeout, then work; any failure rolls back and is rethrown. */
+        private T runWork(SqlWork<T> work) throws SQLException {
+            var guarded = new GuardedConnection(raw);
+            long start = 0;
+            try {
+                if (deadline != null && statementTimeouts && isPostgres(raw)) {
+                    deadlineTimeout = ServerTimeouts.apply(raw, deadline.remainingNanos(telemetry.now()),
+                            lockTimeouts);
+                }
+                start = timed ? telemetry.now() : 0;
+                T value = work.run(guarded);
+                rejectEscaping(value);
+                workEnded(guarded, start);
+                return value;
+            } catch (Throwable t) {
+                workEnded(guarded, start);
+                ended = rollbackInto(t);
+                if (cancelledByDeadline(t)) {
+                    throw new DeadlinePassed(Stage.STATEMENT, -deadline.remainingNanos(telemetry.now()),
+                            (SQLException) t);
+                }
+                throw t;
+            }
+        }
+
+        private void workEnded(GuardedConnection guarded, long start) {
+            guarded.expire();
+            // On a virtual thread, an interrupt left set during work closes the socket at the next blocking I/O
+            // and would turn a clean commit into "outcome unknown": cleared now, set again before returning.
+            interrupted |= Thread.interrupted();
+            if (timed && start != 0) {
+                workNanos = telemetry.now() - start;
+            }
+        }
+
+        /** A statement cancelled (57014) by the timeout that the deadline set, now that the deadline has passed. */
+        private boolean cancelledByDeadline(Throwable t) {
+            return deadlineTimeout && t instanceof SQLException e && "57014".equals(e.getSQLState())
+                    && deadline.remainingNanos(telemetry.now()) <= 0;
+        }
+
+        /** Step 4: a refused commit is a rollback; only a commit whose answer never came is "outcome unknown". */
+        private void commit() throws SQLException {
+            try {
+                raw.commit();
+            } catch (SQLException commitFailure) {
+                ended = rollbackInto(commitFailure);
+                if (ended && refusedByServer(commitFailure)) {
+                    throw commitFailure;
+                }
+                outcome = Outcome.OUTCOME_UNKNOWN;
+                throw new CommitOutcomeUnknownException("commit failed (SQLState " + commitFailure.getSQLState()
+                        + ") and its answer may have been lost; the write may have taken effect: do not retry "
+                        + "blindly, read it back or use an idempotency key", commitFailure, false);
+            }
+            ended = true;
+            outcome = Outcome.COMMITTED;
+        }
+
+        /**
+         * Whether the server answered the commit with an error, which means it rolled back: an integrity (23) or
+         * transaction-rollback (40) class, or any error on a connection that is still valid. A connection-class (08)
+         * error, or a connection that is no longer valid, means the answer may have been lost.
+         */
+        private boolean refusedByServer(SQLException commitFailure) {
+            String state = commitFailure.getSQLState();
+            if (state != null && state.startsWith("08")) {
+                return false;
+            }
+            if (state != null && (state.startsWith("23") || state.startsWith("40"))) {
+                return true;
+            }
+            try {
+                return raw.isValid(1);
+            } catch (SQLException | RuntimeException invalid) {
+                commitFailure.addSuppressed(invalid);
+                return false;
+            }
+        }
+
+        /** Rolls back, attaching a rollback failure to {@code failure}; true when the rollback succeeded. */
+        private boolean rollbackInto(Throwable failure) {
+            try {
+                raw.rollback();
+                return true;
+            } catch (SQLException | RuntimeException rollbackFailure) {
+                failure.addSuppressed(rollbackFailure);
+                return false;
+            }
+        }
+
+        /**
+         * Step 5: settings restored (only once the transaction ended: setAutoCommit(true) after a failed rollback
+         * would commit the failed work), the connection closed whatever happened before, the end reported, and the
+         * caller's interrupt status set again.
+         */
+        private void cleanUp(Throwable failure) throws CommitOutcomeUnknownException {
+            Throwable cleanup = restoreAndClose();
+            try {
+                if (cleanup != null) {
+                    if (failure != null) {
+                        failure.addSuppressed(cleanup);
+                    } else {
+                        outcome = Outcome.OUTCOME_UNKNOWN;
+                        throw acknowledgedButUncleaned(cleanup);
+                    }
+                }
+            } finally {
+                lease.finished(outcome, poolWait, timed ? telemetry.now() - acquiredAt : 0, workNanos);
+                if (interrupted) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        }
+
+        private Throwable restoreAndClose() {
+            Throwable failure = null;
+            try {
+                if (ended && restore != null) {
+                    restore.apply(raw);
+                }
+            } catch (Throwable t) {
+                failure = t;
+            }
+            try {
+                raw.close();
+            } catch (Throwable t) {
+                if (failure == null) {
+                    failure = t;
+                } else {
+                    failure.addSuppressed(t);
+                }
+            }
+            return failure;
+        }
+    }
+
+    /**
+     * The commit was acknowledged and the cleanup after it failed: the write took effect. A
+     * {@link VirtualMachineError} still propagates as itself, carrying that fact as a suppressed exception.
+     */
+    private static CommitOutcomeUnknownException acknowledgedButUncleaned(Throwable cleanup) {
+        String state = cleanup instanceof SQLException e ? e.getSQLState() : null;
+        var unknown = new CommitOutcomeUnknownException("the commit succeeded but the connection cleanup after it "
+                + "failed (" + (state != null ? "SQLState " + state : cleanup.toString()) + "); the write took effect",
+                cleanup, true);
+        if (cleanup instanceof VirtualMachineError vm) {
+            vm.addSuppressed(unknown);
+            throw vm;
+        }
+        return unknown;
+    }
+
+    private static void rejectEscaping(Object value) {
+        if (value instanceof Connection || value instanceof Statement || value instanceof ResultSet
+                || value instanceof DatabaseMetaData || value instanceof BaseStream<?, ?>) {
+            throw new IllegalStateException("work returned a " + value.getClass().getName() + ", which would "
+                    + "escape the barrier: its connection goes back to the pool when work returns. Return a fully "
+                    + "materialised value (e.g. a List) instead; the transaction was rolled back.");
+        }
+    }
+
+    /** What the transaction changed on the connection and must put back before it returns to the pool. */
+    private record Restore(boolean autoCommit, boolean readOnlyChanged, int previousIsolation) {
+        private static final Restore AUTO_COMMIT_ONLY = new Restore(true, false, -1);
+        private static final Restore NOTHING = new Restore(false, false, -1);
+
+        static Restore prepare(Connection raw, TransactionOptions options) throws SQLException {
+            boolean autoCommit = raw.getAutoCommit();
+            if (autoCommit) {
+                raw.setAutoCommit(false);
+            }
+            if (options == null || (!options.isReadOnly() && options.isolation() == null)) {
+                return autoCommit ? AUTO_COMMIT_ONLY : NOTHING;
+            }
+            boolean readOnlyChanged = false;
+            if (options.isReadOnly() && !raw.isReadOnly()) {
+                raw.setReadOnly(true);
+                readOnlyChanged = true;
+            }
+            int previousIsolation = -1;
+            if (options.isolation() != null) {
+                int current = raw.getTransactionIsolation();
+                if (current != options.isolation().jdbcLevel()) {
+                    raw.setTransactionIsolation(options.isolation().jdbcLevel());
+                    previousIsolation = current;
+                }
+            }
+            return new Restore(autoCommit, readOnlyChanged, previousIsolation);
+        }
+
+        void apply(Connection raw) throws SQLException {
+            if (readOnlyChanged) {
+                raw.setReadOnly(false);
+            }
+            if (previousIsolation != -1) {
+                raw.setTransactionIsolation(previousIsolation);
+            }
+            if (autoCommit) {
+                raw.setAutoCommit(true);
+            }
+        }
+    }
+}
