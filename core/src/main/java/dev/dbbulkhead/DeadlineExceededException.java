@@ -38,7 +38,7 @@ public final class DeadlineExceededException extends BulkheadRejectedException {
 
     @Override
     String describe() {
-        return "deadline exceeded " + describe(stage) + " (overdue by " + overdueNanos() / 1_000 + " µs, concurrent="
+        return "deadline exceeded " + describe(stage) + " (overdue by " + overdueNanos() / 1_000 + " us, concurrent="
                 + concurrent() + ", extraSlots=" + extraSlots() + ")";
     }
 

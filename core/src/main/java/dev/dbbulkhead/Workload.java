@@ -107,13 +107,28 @@ public final class Workload {
     }
 
     /**
-     * Both permits, or a rejection. The lease is allocated before anything is taken, and from the moment a permit
-     * is held until the lease is returned only field writes run, or anything thrown gives the permits back.
+     * Both permits, or a rejection. The lease is allocated before anything is taken; anything unexpected thrown
+     * once something is held (a stack overflow while waiting or settling, an error from a listener) gives back
+     * exactly what the lease holds, from this frame, the shallowest one.
      */
     private PermitLease admit(Duration queueWait, Deadline deadline, boolean measure) throws InterruptedException {
         Frames.Frame frame = frames.enter(this);
         boolean timed = telemetry.timed();
-        long start = timed || measure || deadline != null ? telemetry.now() : 0;
+        var lease = new PermitLease(this, permits, telemetry, frame, deadline, timed);
+        try {
+            return admit(lease, queueWait, deadline, timed, timed || measure || deadline != null);
+        } catch (BulkheadRejectedException | InterruptedException settled) {
+            throw settled; // nothing is held
+        } catch (Throwable unexpected) {
+            permits.abandon(lease);
+            frame.clear(lease);
+            throw unexpected;
+        }
+    }
+
+    private PermitLease admit(PermitLease lease, Duration queueWait, Deadline deadline, boolean timed,
+            boolean clocked) throws InterruptedException {
+        long start = clocked ? telemetry.now() : 0;
         long waitNanos = queueWait == null ? Long.MAX_VALUE : Nanos.of(queueWait);
         boolean deadlineBinds = false;
         if (deadline != null) {
@@ -127,10 +142,9 @@ public final class Workload {
                 deadlineBinds = true;
             }
         }
-        var lease = new PermitLease(this, permits, telemetry, frame, deadline, timed);
         int entered;
         try {
-            entered = permits.enter(waitNanos > 0);
+            entered = permits.enter(lease, waitNanos > 0);
         } catch (InterruptedException interrupted) { // already interrupted: nothing was taken
             telemetry.rejected(this, RejectionReason.INTERRUPTED, 0);
             throw interrupted;
@@ -139,54 +153,31 @@ public final class Workload {
             telemetry.rejected(this, RejectionReason.ADMISSION_FULL, 0);
             throw new AdmissionFullException(bulkhead, name, concurrent, extraSlots, telemetry.stackTraces());
         }
+        if (timed) {
+            telemetry.admitted(this);
+        }
         if (entered == Permits.TIMED_OUT) { // no wait allowed and no permit free: nothing is held
-            if (timed) {
-                telemetry.admitted(this);
-            }
             throw timedOut(queueWait, deadline, deadlineBinds, 0);
         }
-        boolean queued = entered == Permits.MUST_WAIT;
-        if (queued && awaitPermit(lease, waitNanos, timed, start) != Permits.ACQUIRED) {
-            throw timedOut(queueWait, deadline, deadlineBinds, timed || measure ? telemetry.now() - start : 0);
+        if (entered == Permits.MUST_WAIT) {
+            try {
+                entered = permits.await(lease, waitNanos);
+            } catch (InterruptedException interrupted) { // the slot was given back
+                telemetry.rejected(this, RejectionReason.INTERRUPTED, clocked ? telemetry.now() - start : 0);
+                throw interrupted;
+            }
+            if (entered != Permits.ACQUIRED) {
+                throw timedOut(queueWait, deadline, deadlineBinds, clocked ? telemetry.now() - start : 0);
+            }
+            long now = clocked ? telemetry.now() : 0;
+            lease.granted(now - start, now);
+        } else {
+            lease.granted(0, start); // it did not wait
         }
-        try {
-            if (!queued) {
-                long now = timed || measure ? telemetry.now() : start;
-                lease.granted(now - start, now);
-                if (timed) {
-                    telemetry.admitted(this);
-                }
-            }
-            if (timed) {
-                telemetry.permitAcquired(this, lease.permitWaitNanos());
-            }
-        } catch (Throwable t) {
-            lease.close();
-            throw t;
+        if (timed) {
+            telemetry.permitAcquired(this, lease.permitWaitNanos());
         }
         return lease;
-    }
-
-    /** Holds a slot: waits for an execution permit, and whatever happens gives back what is held on failure. */
-    private int awaitPermit(PermitLease lease, long waitNanos, boolean timed, long start)
-            throws InterruptedException {
-        try {
-            if (timed) {
-                telemetry.admitted(this);
-            }
-            int result = permits.await(lease, waitNanos);
-            if (result == Permits.ACQUIRED) {
-                long now = telemetry.now();
-                lease.granted(now - start, now);
-            }
-            return result;
-        } catch (InterruptedException interrupted) {
-            telemetry.rejected(this, RejectionReason.INTERRUPTED, timed ? telemetry.now() - start : 0);
-            throw interrupted;
-        } catch (Throwable t) {
-            permits.abandon(lease); // a stack overflow while queued or settling leaves the queue consistent
-            throw t;
-        }
     }
 
     private BulkheadRejectedException timedOut(Duration queueWait, Deadline deadline, boolean deadlineBinds,

@@ -56,6 +56,43 @@ final class Db {
         }
     }
 
+    /** Runs {@code sql} on a fresh connection outside any pool (in the test schema). */
+    static void execute(String sql) throws SQLException {
+        try (Connection c = server().connect(); var s = c.createStatement()) {
+            s.execute(sql);
+        }
+    }
+
+    /** {@code executeUpdate} of {@code sql} on {@code c}. */
+    static int update(Connection c, String sql) throws SQLException {
+        try (var s = c.createStatement()) {
+            return s.executeUpdate(sql);
+        }
+    }
+
+    /** The first column of the first row of {@code sql} on {@code c}, as an int. */
+    static int count(Connection c, String sql) throws SQLException {
+        try (var s = c.createStatement(); var r = s.executeQuery(sql)) {
+            r.next();
+            return r.getInt(1);
+        }
+    }
+
+    /** The same on a fresh connection outside any pool. */
+    static int count(String sql) throws SQLException {
+        try (Connection c = server().connect()) {
+            return count(c, sql);
+        }
+    }
+
+    /** The first column of the first row of {@code sql} on {@code c}, as text. */
+    static String text(Connection c, String sql) throws SQLException {
+        try (var s = c.createStatement(); var r = s.executeQuery(sql)) {
+            r.next();
+            return r.getString(1);
+        }
+    }
+
     /** How many rows carry {@code id}, read on a fresh connection outside any pool. */
     static int rows(long id) throws SQLException {
         try (Connection c = server().connect();

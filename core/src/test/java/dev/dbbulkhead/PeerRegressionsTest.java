@@ -43,7 +43,7 @@ class PeerRegressionsTest {
         int acquiredAtTheEdge = 0;
         for (int i = 0; i < 5_000; i++) {
             var holder = new Permits.Node(Thread.currentThread());
-            assertThat(permits.enter(false)).isEqualTo(Permits.ACQUIRED);
+            assertThat(permits.enter(holder, false)).isEqualTo(Permits.ACQUIRED);
             long waitNanos = 1_000 + random.nextInt(20_000);
             long releaseAfter = random.nextInt(25_000);
             var result = new AtomicInteger(-1);
@@ -51,7 +51,7 @@ class PeerRegressionsTest {
             Thread waiter = Thread.ofPlatform().start(() -> {
                 try {
                     waiting[0] = new Permits.Node(Thread.currentThread());
-                    int r = permits.enter(true);
+                    int r = permits.enter(waiting[0], true);
                     result.set(r == Permits.MUST_WAIT ? permits.await(waiting[0], waitNanos) : r);
                 } catch (InterruptedException e) {
                     result.set(-2);

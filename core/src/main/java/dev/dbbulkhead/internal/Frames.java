@@ -11,6 +11,13 @@ public final class Frames {
     /** One thread's state in one barrier; used by that thread only. */
     public static final class Frame {
         PermitLease active;
+
+        /** Forgets {@code lease} if it is this thread's (after admission failed half-way). */
+        public void clear(PermitLease lease) {
+            if (active == lease) {
+                active = null;
+            }
+        }
     }
 
     private final ThreadLocal<Frame> frames = ThreadLocal.withInitial(Frame::new);

@@ -21,8 +21,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * {@link Node#state} changes once, under the lock: {@code WAITING} → {@code GRANTED} (a release handed it the
  * permit) or {@code WAITING} → {@code CANCELLED} (its wait ended). Unlinking it and giving back its slot happen only
  * on that change, so settling twice (a retry after a {@link StackOverflowError}, an interrupt racing a grant) is a
- * no-op. Every change is ordered as "CAS the state word, then plain field writes": a call can throw (a stack
- * overflow), a field write cannot, so a failure leaves either nothing or everything done. Thread-safe.
+ * no-op. A call can throw (a stack overflow), a field write cannot: so every change is ordered so that a failure
+ * at a call leaves a state that a retry (or the waiter's timeout) settles, never a slot given back twice or a node
+ * left queued with nobody to settle it. Thread-safe.
  */
 public final class Permits {
     /** {@link #enter} and {@link #await}: both permits are held; call {@link #exit} exactly once. */
@@ -66,8 +67,14 @@ public final class Permits {
         static final int GRANTED = 2;
         static final int CANCELLED = 3;
 
+        static final int HOLDS_NOTHING = 0;
+        static final int HOLDS_SLOT = 1;
+        static final int HOLDS_BOTH = 2;
+
         final Thread thread;
         volatile int state; // written under lock
+        /** What {@link Permits#enter} took for this node; written by the owner's thread only. */
+        int holds;
         /** Both permits given back; written by the owner's exit, read by the owner. */
         boolean released;
         Node prev; // guarded by lock
@@ -110,7 +117,7 @@ public final class Permits {
      * @return {@link #ACQUIRED}, {@link #ADMISSION_FULL}, {@link #TIMED_OUT} or {@link #MUST_WAIT}
      * @throws InterruptedException when the thread is interrupted (and slots were free): nothing is held
      */
-    public int enter(boolean mayWait) throws InterruptedException {
+    public int enter(Node node, boolean mayWait) throws InterruptedException {
         long s = state;
         if (admitted(s) >= maxAdmitted) {
             return ADMISSION_FULL;
@@ -124,12 +131,14 @@ public final class Permits {
                 return ADMISSION_FULL;
             }
             if (free(s) > 0) {
-                if (cas(s, s + ONE_ADMITTED - 1)) {
+                if (STATE.compareAndSet(this, s, s + ONE_ADMITTED - 1)) {
+                    node.holds = Node.HOLDS_BOTH; // no call between the CAS and here
                     return ACQUIRED;
                 }
             } else if (!mayWait) {
                 return TIMED_OUT;
-            } else if (cas(s, s + ONE_ADMITTED)) {
+            } else if (STATE.compareAndSet(this, s, s + ONE_ADMITTED)) {
+                node.holds = Node.HOLDS_SLOT;
                 return MUST_WAIT;
             }
             s = state;
@@ -210,28 +219,24 @@ public final class Permits {
     }
 
     /**
-     * Gives back whatever {@code node} holds after {@link #MUST_WAIT}, whatever state an interrupted or failed
-     * {@link #await} left it in: the slot if it never got a permit, both permits (handed on to the next waiter) if it
-     * was granted one. Idempotent.
+     * Gives back whatever {@code node} holds, whatever state a failure (a stack overflow, an interrupt) left it in:
+     * nothing if {@link #enter} took nothing, the slot if it never got a permit (leaving the queue if it was in it),
+     * both permits (the execution permit handed on to the next waiter) if it held them. Idempotent.
      */
     public void abandon(Node node) {
         lock.lock();
         try {
-            switch (node.state) {
-                case Node.NEW -> { // holds a slot, never queued
-                    long s;
-                    do {
-                        s = state;
-                    } while (!cas(s, s - ONE_ADMITTED));
-                    node.state = Node.CANCELLED;
-                }
-                case Node.WAITING -> cancelLocked(node);
-                case Node.GRANTED -> {
-                    if (!node.released) {
-                        exitLocked(node);
-                    }
-                }
-                default -> { } // CANCELLED: already settled
+            if (node.released) {
+                return;
+            }
+            int s = node.state;
+            if (s == Node.WAITING) {
+                cancelLocked(node);
+            } else if (s == Node.GRANTED || (s == Node.NEW && node.holds == Node.HOLDS_BOTH)) {
+                exitLocked(node);
+            } else if (s == Node.NEW && node.holds == Node.HOLDS_SLOT) {
+                settleLocked(-ONE_ADMITTED, null, Node.CANCELLED, null);
+                node.state = Node.CANCELLED;
             }
         } finally {
             lock.unlock();
@@ -240,19 +245,7 @@ public final class Permits {
 
     /** Under the lock, a WAITING node leaves the queue and gives back its slot. */
     private void cancelLocked(Node node) {
-        boolean empties = head == node && node.next == null;
-        while (true) {
-            long s = state;
-            long next = s - ONE_ADMITTED;
-            if (empties) {
-                next &= ~WAITERS;
-            }
-            if (cas(s, next)) {
-                break;
-            }
-        }
-        unlinkLocked(node);
-        node.state = Node.CANCELLED;
+        settleLocked(-ONE_ADMITTED, node, Node.CANCELLED, null);
     }
 
     /** Releases both permits held by {@code node}; the execution permit goes to the oldest waiter, if any. */
@@ -260,15 +253,22 @@ public final class Permits {
         while (true) {
             long s = state;
             if ((s & WAITERS) != 0) {
+                Node next;
                 lock.lock();
                 try {
-                    exitLocked(node);
+                    // exitLocked's two steps, inlined: a lease is closed at the depth it was taken at.
+                    next = head;
+                    settleLocked(next != null ? -ONE_ADMITTED : 1 - ONE_ADMITTED, next, Node.GRANTED, node);
                 } finally {
                     lock.unlock();
                 }
+                if (next != null) {
+                    LockSupport.unpark(next.thread);
+                }
                 return;
             }
-            if (cas(s, s - ONE_ADMITTED + 1)) {
+            // STATE directly, not cas(): one frame less, so that a lease closed at the depth it was taken at fits.
+            if (STATE.compareAndSet(this, s, s - ONE_ADMITTED + 1)) {
                 node.released = true;
                 return;
             }
@@ -278,26 +278,36 @@ public final class Permits {
     /** Under the lock: gives back the slot and hands the execution permit to the oldest waiter, if any. */
     private void exitLocked(Node releasing) {
         Node next = head;
-        while (true) {
-            long s = state;
-            long updated = next != null ? s - ONE_ADMITTED : s - ONE_ADMITTED + 1;
-            if (next == null || next.next == null) {
-                updated &= ~WAITERS;
-            }
-            if (cas(s, updated)) {
-                break;
-            }
-        }
-        releasing.released = true;
+        settleLocked(next != null ? -ONE_ADMITTED : 1 - ONE_ADMITTED, next, Node.GRANTED, releasing);
         if (next != null) {
-            unlinkLocked(next);
-            next.state = Node.GRANTED;
             LockSupport.unpark(next.thread); // a missed wake-up (a failure here) ends at the waiter's timeout
         }
     }
 
-    /** Field writes only, so that it cannot fail half-way. */
-    private void unlinkLocked(Node node) {
+    /**
+     * Under the lock, the one place where a queued node's state changes: adds {@code delta} to the state word (and
+     * clears the waiters bit if {@code node} was the last one queued), then, with field writes only, unlinks
+     * {@code node} (if not null), sets its state, and marks {@code releasing} released. A failure (a stack overflow
+     * at the CAS) changes nothing; past the CAS nothing can fail.
+     */
+    private void settleLocked(long delta, Node node, int nodeState, Node releasing) {
+        boolean empties = node == null ? head == null : head == node && node.next == null;
+        while (true) {
+            long s = state;
+            long updated = s + delta;
+            if (empties) {
+                updated &= ~WAITERS;
+            }
+            if (STATE.compareAndSet(this, s, updated)) {
+                break;
+            }
+        }
+        if (releasing != null) {
+            releasing.released = true;
+        }
+        if (node == null) {
+            return;
+        }
         Node prev = node.prev;
         Node next = node.next;
         if (prev == null) {
@@ -313,6 +323,7 @@ public final class Permits {
         node.prev = null;
         node.next = null;
         waiting--;
+        node.state = nodeState;
     }
 
     /** Free execution permits (0 while anyone waits). */

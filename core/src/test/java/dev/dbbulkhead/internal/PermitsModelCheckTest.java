@@ -56,13 +56,13 @@ public class PermitsModelCheckTest {
     @Operation
     public String enterNoWait(@Param(gen = ThreadIdGen.class) int tid) throws InterruptedException {
         var node = new Permits.Node(Thread.currentThread());
-        return acquired(tid, permits.enter(false), node);
+        return acquired(tid, permits.enter(node, false), node);
     }
 
     @Operation
     public String enterAndAwaitZero(@Param(gen = ThreadIdGen.class) int tid) throws InterruptedException {
         var node = new Permits.Node(Thread.currentThread());
-        int r = permits.enter(true);
+        int r = permits.enter(node, true);
         if (r == Permits.MUST_WAIT) {
             r = permits.await(node, 0);
         }
@@ -73,7 +73,7 @@ public class PermitsModelCheckTest {
     @Operation
     public String enterAndAbandon(@Param(gen = ThreadIdGen.class) int tid) throws InterruptedException {
         var node = new Permits.Node(Thread.currentThread());
-        int r = permits.enter(true);
+        int r = permits.enter(node, true);
         if (r == Permits.MUST_WAIT) {
             permits.abandon(node);
             permits.abandon(node);

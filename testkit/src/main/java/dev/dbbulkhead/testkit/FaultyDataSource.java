@@ -13,6 +13,7 @@ import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 import java.util.logging.Logger;
 import javax.sql.DataSource;
 
@@ -44,6 +45,7 @@ public final class FaultyDataSource implements DataSource {
     private final Map<Point, Double> probabilities = new EnumMap<>(Point.class);
     private final Map<Point, Consumer<Connection>> hooks = new EnumMap<>(Point.class);
     private final Map<Point, AtomicInteger> injected = new EnumMap<>(Point.class);
+    private final Map<Point, Supplier<? extends Throwable>> faults = new EnumMap<>(Point.class);
     private final AtomicInteger open = new AtomicInteger();
 
     public FaultyDataSource(DataSource real, long seed) {
@@ -67,6 +69,15 @@ public final class FaultyDataSource implements DataSource {
     public synchronized FaultyDataSource fail(Point point, double probability) {
         probabilities.put(point, probability);
         return this;
+    }
+
+    /**
+     * Every call at {@code point} fails with what {@code fault} supplies (an {@link Error}, a runtime exception)
+     * instead of the default {@code SQLException} with SQLState 08006; same places as {@link #fail(Point)}.
+     */
+    public synchronized FaultyDataSource fail(Point point, Supplier<? extends Throwable> fault) {
+        faults.put(point, fault);
+        return fail(point, 1.0);
     }
 
     /** Runs {@code hook} on the real connection each time a call reaches {@code point} (before any fault). */
@@ -110,18 +121,31 @@ public final class FaultyDataSource implements DataSource {
         }
     }
 
-    static SQLException injectedFault(Point point) {
+    /** Throws {@code t} whatever its type: an injected fault may be a checked exception nobody declares. */
+    @SuppressWarnings("unchecked")
+    public static <T extends Throwable> T sneaky(Throwable t) throws T {
+        throw (T) t;
+    }
+
+    private Throwable injectedFault(Point point) {
+        Supplier<? extends Throwable> fault;
+        synchronized (this) {
+            fault = faults.get(point);
+        }
         // 08006: connection failure, what a broken network looks like to the driver.
-        return new SQLException("injected fault at " + point, "08006");
+        return fault != null ? fault.get() : new SQLException("injected fault at " + point, "08006");
     }
 
     @Override
     public Connection getConnection() throws SQLException {
         hook(Point.GET_CONNECTION, null);
         if (fires(Point.GET_CONNECTION)) {
-            throw injectedFault(Point.GET_CONNECTION);
+            throw FaultyDataSource.<SQLException>sneaky(injectedFault(Point.GET_CONNECTION));
         }
         Connection connection = real.getConnection();
+        if (connection == null) {
+            return null;
+        }
         open.incrementAndGet();
         return (Connection) Proxy.newProxyInstance(Connection.class.getClassLoader(),
                 new Class<?>[] {Connection.class}, new Handler(connection));

