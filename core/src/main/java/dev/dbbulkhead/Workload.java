@@ -114,14 +114,15 @@ public final class Workload {
     private PermitLease admit(Duration queueWait, Deadline deadline, boolean measure) throws InterruptedException {
         Frames.Frame frame = frames.enter(this);
         boolean timed = telemetry.timed();
-        var lease = new PermitLease(this, permits, telemetry, frame, deadline, timed);
+        // A lease handed to the caller is its own; the one inside transaction() is the thread's spare, reused.
+        var lease = measure ? new PermitLease(this, permits, telemetry, frame, deadline, timed)
+                : frame.transactionLease(this, permits, telemetry, deadline, timed);
         try {
             return admit(lease, queueWait, deadline, timed, timed || measure || deadline != null);
         } catch (BulkheadRejectedException | InterruptedException settled) {
             throw settled; // nothing is held
         } catch (Throwable unexpected) {
             permits.abandon(lease);
-            frame.clear(lease);
             throw unexpected;
         }
     }
@@ -171,9 +172,7 @@ public final class Workload {
             }
             long now = clocked ? telemetry.now() : 0;
             lease.granted(now - start, now);
-        } else {
-            lease.granted(0, start); // it did not wait
-        }
+        } // else it did not wait: the lease says so already, and nothing needs writing while the permits are held
         if (timed) {
             telemetry.permitAcquired(this, lease.permitWaitNanos());
         }

@@ -1,22 +1,31 @@
 package dev.dbbulkhead.internal;
 
+import dev.dbbulkhead.Deadline;
 import dev.dbbulkhead.Workload;
 
 /**
- * Per thread, the lease this thread holds in one barrier, if any: the barrier is not reentrant, and a second
- * acquire on a thread that holds a lease (or runs work) fails at once instead of deadlocking. One thread-local
- * lookup per operation; the lease clears the frame's field itself when it is closed.
+ * Per thread, the last lease this thread took in one barrier: the barrier is not reentrant, and a second acquire on a
+ * thread whose lease still holds permits (it runs work, or holds a lease) fails at once instead of deadlocking. One
+ * thread-local lookup per operation; a lease becomes the thread's current one when it is prepared, before it takes
+ * anything, and stops counting once it holds nothing.
  */
 public final class Frames {
     /** One thread's state in one barrier; used by that thread only. */
     public static final class Frame {
         PermitLease active;
+        /** The lease that {@code transaction()} reuses once its previous operation fully ended. */
+        PermitLease spare;
 
-        /** Forgets {@code lease} if it is this thread's (after admission failed half-way). */
-        public void clear(PermitLease lease) {
-            if (active == lease) {
-                active = null;
+        /** A lease for {@code transaction()}: the spare, reset, or a new one that becomes the spare. */
+        public PermitLease transactionLease(Workload workload, Permits permits, Telemetry telemetry,
+                Deadline deadline, boolean timed) {
+            PermitLease lease = spare;
+            if (lease == null || !lease.reusable()) {
+                lease = new PermitLease(workload, permits, telemetry, this, deadline, timed);
+                spare = lease;
+                return lease;
             }
+            return lease.reset(workload, permits, telemetry, deadline, timed);
         }
     }
 
@@ -26,7 +35,7 @@ public final class Frames {
     public Frame enter(Workload target) {
         Frame frame = frames.get();
         PermitLease current = frame.active;
-        if (current != null) {
+        if (current != null && current.holding()) {
             throw new IllegalStateException("db-bulkhead '" + target.bulkheadName() + "' re-entered on a thread "
                     + "that already holds one of its permits (workload '" + current.workload().name() + "' -> '"
                     + target.name() + "'): the barrier is not reentrant, and waiting here for a permit or a "

@@ -10,15 +10,19 @@ import java.util.Optional;
  * The lease that admission hands out: both permits of one workload, owned by the thread that acquired them. It is
  * also that caller's node in the permit queue, so that nothing needs allocating once a permit is taken.
  *
+ * <p>A lease handed to a caller ({@code acquire()}) is used once. The one inside {@code transaction()}, which no
+ * caller ever sees, is the thread's spare ({@link Frames.Frame#spare}), reset for each operation: no allocation on
+ * the hot path.
+ *
  * <p>Used by its owner thread only; {@link #close()} from another thread is refused.
  */
 public final class PermitLease extends Permits.Node implements Lease {
-    private final Workload workload;
-    private final Permits permits;
-    private final Telemetry telemetry;
     private final Frames.Frame frame;
-    private final Deadline deadline;
-    private final boolean timed;
+    private Workload workload;
+    private Permits permits;
+    private Telemetry telemetry;
+    private Deadline deadline;
+    private boolean timed;
     private long permitWaitNanos;
     private long grantedAt;
     /** onFinished was reported by the transaction runner; close() must not report again. */
@@ -28,19 +32,31 @@ public final class PermitLease extends Permits.Node implements Lease {
     public PermitLease(Workload workload, Permits permits, Telemetry telemetry, Frames.Frame frame,
             Deadline deadline, boolean timed) {
         super(Thread.currentThread());
+        this.frame = frame;
+        reset(workload, permits, telemetry, deadline, timed);
+    }
+
+    /** For another operation of the same thread, once the previous one has fully ended (its node unlinked). */
+    PermitLease reset(Workload workload, Permits permits, Telemetry telemetry, Deadline deadline, boolean timed) {
         this.workload = workload;
         this.permits = permits;
         this.telemetry = telemetry;
-        this.frame = frame;
         this.deadline = deadline;
         this.timed = timed;
+        this.permitWaitNanos = 0;
+        this.grantedAt = 0;
+        this.reported = false;
+        renew();
+        // The thread's current lease from now on; it counts as "inside" only while it holds permits, so nothing
+        // needs undoing when admission refuses, and nothing is left to write once the permits are taken.
+        frame.active = this;
+        return this;
     }
 
-    /** Both permits are now held: marks the thread as inside the barrier. Field writes only. */
+    /** Both permits are now held, after waiting {@code permitWaitNanos}. Field writes only. */
     public void granted(long permitWaitNanos, long now) {
         this.permitWaitNanos = permitWaitNanos;
         this.grantedAt = now;
-        frame.active = this;
     }
 
     /** Whether this operation reports its durations (a listener or a flight recording wants them). */
@@ -96,7 +112,6 @@ public final class PermitLease extends Permits.Node implements Lease {
                 telemetry.finished(workload, Outcome.RELEASED, permitWaitNanos, 0, telemetry.now() - grantedAt, 0);
             }
         }
-        frame.active = null;
         permits.exit(this);
     }
 

@@ -3,7 +3,6 @@ package dev.dbbulkhead.internal;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.concurrent.locks.LockSupport;
-import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * The two permits of a workload in one state word: B + Q admission slots, taken without waiting, and B execution
@@ -14,8 +13,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * <p>State word: bits 32–62 the admitted count (≤ B + Q), bit 31 "waiters queued", bits 0–30 the free execution
  * permits (≤ B). Invariants: the waiters bit is set exactly while the queue is non-empty, and then no execution
  * permit is free: a release hands its permit straight to the oldest waiter, so a newcomer can never overtake a
- * waiter. The queue and the bit change only under {@link #lock} (a {@link ReentrantLock}, so a waiting virtual
- * thread never pins its carrier); the counts change by CAS, with or without the lock.
+ * waiter. The queue and the bit change only under {@link #lock()}; the counts change by CAS, with or without it.
  *
  * <p>Each caller brings its own {@link Node}, allocated before it takes anything. A queued node's
  * {@link Node#state} changes once, under the lock: {@code WAITING} → {@code GRANTED} (a release handed it the
@@ -39,10 +37,12 @@ public final class Permits {
     private static final long WAITERS = 1L << 31;
     private static final long FREE = WAITERS - 1;
     private static final VarHandle STATE;
+    private static final VarHandle LOCKED;
 
     static {
         try {
             STATE = MethodHandles.lookup().findVarHandle(Permits.class, "state", long.class);
+            LOCKED = MethodHandles.lookup().findVarHandle(Permits.class, "locked", int.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -50,9 +50,11 @@ public final class Permits {
 
     private final int concurrent;
     private final int maxAdmitted;
-    private final ReentrantLock lock = new ReentrantLock();
     @SuppressWarnings("unused") // accessed through STATE
     private volatile long state;
+    /** The queue lock: 1 while held. See {@link #lock()}. */
+    @SuppressWarnings("unused") // taken through LOCKED
+    private volatile int locked;
     private Node head; // guarded by lock
     private Node tail; // guarded by lock
     private volatile int waiting; // written under lock
@@ -84,10 +86,58 @@ public final class Permits {
             this.thread = thread;
         }
 
+        /**
+         * Whether this node's last operation fully ended: released, cancelled, or never took anything. A node left
+         * otherwise (its settlement failed on a stack overflow) is never reused.
+         */
+        final boolean reusable() {
+            int s = state;
+            return released || s == CANCELLED || (s == NEW && holds == HOLDS_NOTHING);
+        }
+
+        /** Whether this node holds a permit or a slot now. */
+        final boolean holding() {
+            return holds != HOLDS_NOTHING && !released && state != CANCELLED;
+        }
+
+        /** Ready for another operation of the same thread; only once {@link #reusable()}. */
+        final void renew() {
+            if (state != NEW) {
+                state = NEW;
+            }
+            holds = HOLDS_NOTHING;
+            released = false;
+        }
+
         /** True once {@link Permits#exit} (or an {@link Permits#abandon} of a granted node) gave everything back. */
         public final boolean released() {
             return released;
         }
+    }
+
+    /**
+     * Takes the queue lock. Not a {@code ReentrantLock}: its {@code unlock()} is a call that a stack overflow can
+     * interrupt before the lock is free, leaving every later caller stuck. This one is taken by a CAS (a failure
+     * there takes nothing) and given back by a plain volatile write, which cannot fail. The sections it guards are a
+     * few field writes and a CAS long, and never block; a waiter spins briefly, then yields, then parks for a
+     * microsecond at a time, so a waiting virtual thread never pins its carrier.
+     */
+    private void lock() {
+        int spins = 0;
+        while (!LOCKED.compareAndSet(this, 0, 1)) {
+            spins++;
+            if (spins < 32) {
+                Thread.onSpinWait();
+            } else if (spins < 64) {
+                Thread.yield();
+            } else {
+                LockSupport.parkNanos(this, 1_000);
+            }
+        }
+    }
+
+    private void unlock() {
+        locked = 0;
     }
 
     /** {@code concurrent + extraSlots} must fit in an int (checked by the caller). */
@@ -176,7 +226,7 @@ public final class Permits {
 
     /** Takes a permit freed since {@link #enter} (true), or links the node at the tail of the queue. */
     private boolean queue(Node node) {
-        lock.lock();
+        lock();
         try {
             while (true) {
                 long s = state;
@@ -201,12 +251,12 @@ public final class Permits {
             node.state = Node.WAITING;
             return false;
         } finally {
-            lock.unlock();
+            unlock();
         }
     }
 
     private int timedOut(Node node) {
-        lock.lock();
+        lock();
         try {
             if (node.state == Node.GRANTED) {
                 return ACQUIRED; // granted as the wait ended: keep it
@@ -214,7 +264,7 @@ public final class Permits {
             cancelLocked(node);
             return TIMED_OUT;
         } finally {
-            lock.unlock();
+            unlock();
         }
     }
 
@@ -224,7 +274,7 @@ public final class Permits {
      * both permits (the execution permit handed on to the next waiter) if it held them. Idempotent.
      */
     public void abandon(Node node) {
-        lock.lock();
+        lock();
         try {
             if (node.released) {
                 return;
@@ -239,7 +289,7 @@ public final class Permits {
                 node.state = Node.CANCELLED;
             }
         } finally {
-            lock.unlock();
+            unlock();
         }
     }
 
@@ -254,13 +304,13 @@ public final class Permits {
             long s = state;
             if ((s & WAITERS) != 0) {
                 Node next;
-                lock.lock();
+                lock();
                 try {
                     // exitLocked's two steps, inlined: a lease is closed at the depth it was taken at.
                     next = head;
                     settleLocked(next != null ? -ONE_ADMITTED : 1 - ONE_ADMITTED, next, Node.GRANTED, node);
                 } finally {
-                    lock.unlock();
+                    unlock();
                 }
                 if (next != null) {
                     LockSupport.unpark(next.thread);

@@ -284,6 +284,10 @@ public final class TransactionRunner {
     }
 
     private static void rejectEscaping(Object value) {
+        // Connection, Statement, ResultSet and streams are all AutoCloseable: one check for the common value.
+        if (!(value instanceof AutoCloseable) && !(value instanceof DatabaseMetaData)) {
+            return;
+        }
         if (value instanceof Connection || value instanceof Statement || value instanceof ResultSet
                 || value instanceof DatabaseMetaData || value instanceof BaseStream<?, ?>) {
             throw new IllegalStateException("work returned a " + value.getClass().getName() + ", which would "
