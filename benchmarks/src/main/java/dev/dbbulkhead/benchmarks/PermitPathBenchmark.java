@@ -63,8 +63,8 @@ public class PermitPathBenchmark {
                 .writableStackTraceEnabled(false).build());
         ours = new DbBulkhead(source, B, Q);
         var metrics = new DbBulkheadMetrics(new SimpleMeterRegistry());
-        oursWithMicrometer = metrics.bind(DbBulkhead.builder(source).listener(metrics).workload("default", B, Q)
-                .build());
+        oursWithMicrometer = metrics.bind(DbBulkhead.builder(source).poolSize(B).listener(metrics)
+                .workload("default", B, Q).build());
     }
 
     /** The transaction alone, no barrier: the floor under every variant. */

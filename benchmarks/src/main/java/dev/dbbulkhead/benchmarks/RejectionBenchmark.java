@@ -42,7 +42,7 @@ public class RejectionBenchmark {
     @Setup(Level.Trial)
     public void setUp() throws InterruptedException {
         ours = new DbBulkhead(new NoopDataSource(), 1, 0);
-        oursWithStackTraces = DbBulkhead.builder(new NoopDataSource()).workload("default", 1, 0)
+        oursWithStackTraces = DbBulkhead.builder(new NoopDataSource()).poolSize(1).workload("default", 1, 0)
                 .rejectionStackTraces(true).build();
         slots = new Semaphore(1);
         slots.acquire();

@@ -112,6 +112,9 @@ public final class DbBulkheadMetrics implements BulkheadListener {
             long holdNanos, long workNanos) {
         Meters m = meters(workload);
         m.outcomes.get(outcome).increment();
+        if (outcome == Outcome.RELEASED) {
+            return; // a lease: the caller's own transaction, whose connection the barrier never saw
+        }
         m.connectionWait.record(poolWaitNanos, TimeUnit.NANOSECONDS);
         if (outcome != Outcome.NO_CONNECTION) {
             m.connectionUse.record(holdNanos, TimeUnit.NANOSECONDS);
