@@ -16,7 +16,9 @@ import picocli.CommandLine.Model.CommandSpec;
  * Checks a fleet's connection budget: {@code peak instances × pool size + other clients ≤ max_connections −
  * reserved}. Exit 0 when it fits, 1 when it does not, 2 on bad input.
  */
-@Command(name = "budget", mixinStandardHelpOptions = true, sortOptions = false,
+@Command(name = "budget",
+        header = "Check that a fleet fits the database's connection budget; exit 1 when it does not.",
+        mixinStandardHelpOptions = true, sortOptions = false,
         description = {"Check that a fleet fits the database's connection budget:",
             "  (instances + surge) × pool + other clients <= max_connections - reserved",
             "Exit status: 0 fits, 1 over budget, 2 bad input or unreachable database."})

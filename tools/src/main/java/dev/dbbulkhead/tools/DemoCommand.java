@@ -19,7 +19,9 @@ import picocli.CommandLine.Command;
  * second is rejected at once; then the first commits and the permit is back. Prints exactly
  * {@code overload=rejected}, {@code query=42}, {@code available=1}.
  */
-@Command(name = "demo", mixinStandardHelpOptions = true,
+@Command(name = "demo",
+        header = "Run the article's demo on PostgreSQL: prints overload=rejected, query=42, available=1.",
+        mixinStandardHelpOptions = true,
         description = "Run the article's scenario (pool 2, B=1, Q=0) on PostgreSQL: DB_URL/DB_USER/DB_PASSWORD "
                 + "when set, else an embedded server.")
 public final class DemoCommand implements Callable<Integer> {

@@ -23,7 +23,10 @@ import picocli.CommandLine.Spec;
  * the real PostgreSQL, in two scenarios (a burst released at once, an open loop at a fixed rate), and prints one
  * table; {@code --report DIR} also writes it as Markdown with an SVG chart.
  */
-@Command(name = "overload", mixinStandardHelpOptions = true, sortOptions = false,
+@Command(name = "overload",
+        header = "Compare pool-only, the article's barrier, db-bulkhead and Resilience4j under overload on "
+                + "PostgreSQL.",
+        mixinStandardHelpOptions = true, sortOptions = false,
         description = {"Compare pool-only, the article's barrier, db-bulkhead (as built by default, and with "
                 + "rejection stack traces) and Resilience4j under the same overload on PostgreSQL (DB_URL/DB_USER/DB_PASSWORD, "
                 + "else embedded).",
