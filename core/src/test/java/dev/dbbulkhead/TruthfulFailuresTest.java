@@ -20,6 +20,7 @@ import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -158,11 +159,7 @@ class TruthfulFailuresTest {
 
     @Test
     void anErrorWhileRestoringSettingsStillClosesAndSaysTheCommitTookEffect() throws Exception {
-        var faulty = new FaultyDataSource(POOL.get()).onCall(Point.SET_AUTO_COMMIT, c -> {
-            if (restoring(c)) {
-                throw new AssertionError("injected while restoring auto-commit");
-            }
-        });
+        var faulty = failingWhileRestoring(() -> new AssertionError("injected while restoring auto-commit"));
         var gate = POOL.bulkhead(faulty, 1, 0);
         long id = Db.newId();
         assertThatThrownBy(() -> gate.transaction(Duration.ZERO, c -> Db.insert(c, id)))
@@ -175,11 +172,7 @@ class TruthfulFailuresTest {
 
     @Test
     void anOutOfMemoryErrorWhileRestoringPropagatesAfterClosingAndCarriesTheCommit() throws Exception {
-        var faulty = new FaultyDataSource(POOL.get()).onCall(Point.SET_AUTO_COMMIT, c -> {
-            if (restoring(c)) {
-                throw new OutOfMemoryError("injected while restoring auto-commit");
-            }
-        });
+        var faulty = failingWhileRestoring(() -> new OutOfMemoryError("injected while restoring auto-commit"));
         var gate = POOL.bulkhead(faulty, 1, 0);
         long id = Db.newId();
         assertThatThrownBy(() -> gate.transaction(Duration.ZERO, c -> Db.insert(c, id)))
@@ -204,12 +197,17 @@ class TruthfulFailuresTest {
         assertThat(faulty.openConnections()).isZero();
     }
 
-    private static boolean restoring(Connection c) {
-        try {
-            return !c.getAutoCommit();
-        } catch (SQLException e) {
-            throw new IllegalStateException(e);
-        }
+    /** The pool, with {@code error} thrown when the barrier restores auto-commit after the transaction. */
+    private static FaultyDataSource failingWhileRestoring(Supplier<Error> error) {
+        return new FaultyDataSource(POOL.get()).onCall(Point.SET_AUTO_COMMIT, c -> {
+            try {
+                if (!c.getAutoCommit()) {
+                    throw error.get();
+                }
+            } catch (SQLException e) {
+                throw new IllegalStateException(e);
+            }
+        });
     }
 
     // --- Listeners: nothing they throw changes what the caller is told once the transaction committed. ---
