@@ -73,6 +73,9 @@ public final class DbBulkhead {
         this.name = b.name;
         this.source = b.source;
         var telemetry = new Telemetry(b.listeners, b.nanoClock, b.rejectionStackTraces, LOG);
+        // Initialise here the classes a rejection or an outcome needs: a class whose initialisation fails (say, on
+        // a caller at its stack limit) stays unusable for the JVM's lifetime, so it must not happen in a call.
+        initialised(RejectionReason.values(), Outcome.values(), DeadlineExceededException.Stage.values());
         var runner = new TransactionRunner(b.source, telemetry, b.statementTimeouts, b.lockTimeouts);
         var frames = new Frames();
         var map = new LinkedHashMap<String, Workload>();
@@ -82,6 +85,10 @@ public final class DbBulkhead {
         }
         this.workloads = Collections.unmodifiableMap(map);
         this.defaultWorkload = map.values().iterator().next();
+    }
+
+    private static void initialised(Object... classes) {
+        // Nothing to do: evaluating the arguments initialised them.
     }
 
     /** A builder for a barrier with named workloads, deadlines and listeners over {@code source}. */

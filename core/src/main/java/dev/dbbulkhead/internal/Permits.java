@@ -120,7 +120,8 @@ public final class Permits {
      * interrupt before the lock is free, leaving every later caller stuck. This one is taken by a CAS (a failure
      * there takes nothing) and given back by a plain volatile write, which cannot fail. The sections it guards are a
      * few field writes and a CAS long, and never block; a waiter spins briefly, then yields, then parks for a
-     * microsecond at a time, so a waiting virtual thread never pins its carrier.
+     * microsecond at a time, so a waiting virtual thread never pins its carrier. It is given back by {@code locked = 0}
+ * written in place (in {@code finally}), never through a method.
      */
     private void lock() {
         int spins = 0;
@@ -134,10 +135,6 @@ public final class Permits {
                 LockSupport.parkNanos(this, 1_000);
             }
         }
-    }
-
-    private void unlock() {
-        locked = 0;
     }
 
     /** {@code concurrent + extraSlots} must fit in an int (checked by the caller). */
@@ -251,7 +248,7 @@ public final class Permits {
             node.state = Node.WAITING;
             return false;
         } finally {
-            unlock();
+            locked = 0; // a field write, not a call: releasing the lock cannot fail
         }
     }
 
@@ -264,7 +261,7 @@ public final class Permits {
             cancelLocked(node);
             return TIMED_OUT;
         } finally {
-            unlock();
+            locked = 0; // a field write, not a call: releasing the lock cannot fail
         }
     }
 
@@ -289,7 +286,7 @@ public final class Permits {
                 node.state = Node.CANCELLED;
             }
         } finally {
-            unlock();
+            locked = 0; // a field write, not a call: releasing the lock cannot fail
         }
     }
 
@@ -310,7 +307,7 @@ public final class Permits {
                     next = head;
                     settleLocked(next != null ? -ONE_ADMITTED : 1 - ONE_ADMITTED, next, Node.GRANTED, node);
                 } finally {
-                    unlock();
+                    locked = 0; // a field write, not a call: releasing the lock cannot fail
                 }
                 if (next != null) {
                     LockSupport.unpark(next.thread);
