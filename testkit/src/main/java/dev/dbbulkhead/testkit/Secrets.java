@@ -5,7 +5,7 @@ import java.util.regex.Pattern;
 /** Keeps passwords out of what is printed: a JDBC URL's {@code password=} parameter and {@code user:password@}. */
 public final class Secrets {
     private static final Pattern PARAMETER = Pattern.compile("(?i)([?&;]password=)[^&;]*");
-    private static final Pattern USER_INFO = Pattern.compile("(//[^/:@?]*:)[^@/]*@");
+    private static final Pattern USER_INFO = Pattern.compile("(//[^/:@?]*:)[^/]*@");
 
     private Secrets() {}
 

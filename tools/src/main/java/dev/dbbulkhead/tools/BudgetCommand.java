@@ -7,6 +7,7 @@ import java.sql.SQLException;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import dev.dbbulkhead.testkit.Secrets;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
@@ -97,7 +98,8 @@ public final class BudgetCommand implements Callable<Integer> {
             err.println("error: " + bad.getMessage());
             return 2;
         } catch (SQLException unreachable) {
-            err.println("error: cannot read the server's settings from " + dbUrl + ": " + unreachable.getMessage());
+            err.println("error: cannot read the server's settings from " + Secrets.redact(dbUrl) + ": "
+                    + unreachable.getMessage());
             return 2;
         }
     }

@@ -30,6 +30,15 @@ class BudgetCommandTest {
     }
 
     @Test
+    void anUnreachableDatabaseIsOneLineAndExit2AndNeverShowsThePassword() {
+        var r = run("budget", "--instances", "2", "--pool", "3",
+                "--db-url", "jdbc:postgresql://user:s3cret@127.0.0.1:1/nowhere?password=s3cret&ssl=false");
+        assertThat(r.exit()).isEqualTo(2);
+        assertThat(r.err()).contains("cannot read the server's settings from").doesNotContain("s3cret")
+                .contains("password=***");
+    }
+
+    @Test
     void theArithmetic() {
         var b = ConnectionBudget.of(4, 1, 10, Map.of("batch", 7), 100, 3);
         assertThat(b.peakInstances()).isEqualTo(5);
