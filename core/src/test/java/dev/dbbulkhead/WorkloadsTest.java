@@ -7,6 +7,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.dbbulkhead.testkit.NoopDataSource;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
@@ -14,6 +15,11 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
+import java.util.logging.Handler;
+import java.util.logging.Level;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
+import java.util.logging.SimpleFormatter;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -110,8 +116,34 @@ class WorkloadsTest {
         assertThatThrownBy(() -> DbBulkhead.builder(notHikari).workload("a", 30, 0).workload("b", 20, 0).build())
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("add up to 50 [a=30, b=20], more than the pool size 8");
-        // Unknown pool size: nothing to check against (build() logs a warning saying so).
-        DbBulkhead.builder(new NoopDataSource()).workload("a", 30, 0).workload("b", 20, 0).build();
+        // Unknown pool size: nothing to check against, and build() logs one warning saying so.
+        var warnings = new CopyOnWriteArrayList<String>();
+        var handler = new Handler() {
+            @Override
+            public void publish(LogRecord record) {
+                if (record.getLevel().intValue() >= Level.WARNING.intValue()) {
+                    warnings.add(new SimpleFormatter().formatMessage(record));
+                }
+            }
+
+            @Override
+            public void flush() {}
+
+            @Override
+            public void close() {}
+        };
+        var logger = Logger.getLogger(DbBulkhead.class.getName());
+        var level = logger.getLevel();
+        logger.setLevel(Level.WARNING);
+        logger.addHandler(handler);
+        try {
+            DbBulkhead.builder(new NoopDataSource()).workload("a", 30, 0).workload("b", 20, 0).build();
+        } finally {
+            logger.removeHandler(handler);
+            logger.setLevel(level);
+        }
+        assertThat(warnings).singleElement().asString().contains("cannot tell the pool size of")
+                .contains("NoopDataSource").contains("[a=30, b=20]").contains("poolSize(...)");
     }
 
     @Test
