@@ -20,6 +20,7 @@ import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterAll;
@@ -281,6 +282,21 @@ class TruthfulFailuresTest {
             return Db.count(c, "SELECT count(*) FROM pg_sleep(1)");
         })).isInstanceOf(SQLException.class).isNotInstanceOf(DeadlineExceededException.class)
                 .satisfies(e -> assertThat(((SQLException) e).getSQLState()).isEqualTo("57014"));
+    }
+
+    @Test
+    void aClockFailingRightAfterTheConnectionWasTakenStillClosesIt() {
+        var broken = new AtomicBoolean();
+        var faulty = new FaultyDataSource(POOL.get()).onCall(Point.GET_CONNECTION, c -> broken.set(true));
+        var gate = POOL.track(DbBulkhead.builder(faulty).nanoClock(() -> {
+            if (broken.get()) {
+                throw new IllegalStateException("the clock broke");
+            }
+            return System.nanoTime();
+        }).workload("w", 1, 0).build());
+        assertThatThrownBy(() -> gate.transaction(Deadline.in(Duration.ofSeconds(20)), c -> 1))
+                .hasMessage("the clock broke");
+        assertThat(faulty.openConnections()).as("the connection went back").isZero();
     }
 
     private static HikariDataSource poolWithInitSql(String sql) {

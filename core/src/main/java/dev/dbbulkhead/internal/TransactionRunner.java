@@ -43,10 +43,9 @@ public final class TransactionRunner {
     }
 
     public <T> T run(PermitLease lease, TransactionOptions options, SqlWork<T> work) throws SQLException {
-        long requested = lease.timed() ? telemetry.now() : 0;
-        Connection raw = open(lease, requested);
-        // Nothing may run between getConnection() and the try block (in execute) that closes the connection.
-        return new Transaction<T>(lease, raw, requested).execute(options, work);
+        // Allocated before the connection is taken: nothing that can fail runs between getConnection() and the
+        // try block that closes it.
+        return new Transaction<T>(lease).execute(options, work);
     }
 
     /** Step 1: a connection from the pool, or NO_CONNECTION reported and the pool's exception rethrown. */
@@ -78,11 +77,11 @@ public final class TransactionRunner {
     /** One transaction on one connection; lives for one call, on the caller's thread. */
     private final class Transaction<T> {
         private final PermitLease lease;
-        private final Connection raw;
         private final Deadline deadline;
         private final boolean timed;
-        private final long acquiredAt;
-        private final long poolWait;
+        private Connection raw;
+        private long acquiredAt;
+        private long poolWait;
         private Restore restore;
         private Outcome outcome = Outcome.ROLLED_BACK;
         private long workNanos;
@@ -93,18 +92,19 @@ public final class TransactionRunner {
         /** The caller's interrupt status, cleared after work and set again before returning. */
         private boolean interrupted;
 
-        Transaction(PermitLease lease, Connection raw, long requested) {
+        Transaction(PermitLease lease) {
             this.lease = lease;
-            this.raw = raw;
             this.deadline = lease.deadlineOrNull();
             this.timed = lease.timed();
-            this.acquiredAt = timed || deadline != null ? telemetry.now() : 0;
-            this.poolWait = timed ? acquiredAt - requested : 0;
         }
 
         T execute(TransactionOptions options, SqlWork<T> work) throws SQLException {
+            long requested = timed ? telemetry.now() : 0;
+            raw = open(lease, requested);
             Throwable failure = null;
             try {
+                acquiredAt = timed || deadline != null ? telemetry.now() : 0;
+                poolWait = timed ? acquiredAt - requested : 0;
                 connected();
                 restore = Restore.prepare(raw, options);
                 T value = runWork(work);
