@@ -63,13 +63,23 @@ public final class TestDatabase {
         return db;
     }
 
+    /**
+     * Creates the test schema; the JVM that created it drops it at exit. A JVM that finds it there (a child JVM that
+     * a test started against this server, or a run that was killed) leaves it: dropping it would pull the tables
+     * from under the JVM that owns it.
+     */
     private void createSchema() {
+        boolean created;
         try (Connection c = DriverManager.getConnection(jdbcUrl, user, password); var s = c.createStatement()) {
+            try (var r = s.executeQuery("SELECT count(*) FROM pg_namespace WHERE nspname = '" + SCHEMA + "'")) {
+                r.next();
+                created = r.getInt(1) == 0;
+            }
             s.execute("CREATE SCHEMA IF NOT EXISTS " + SCHEMA);
         } catch (SQLException e) {
             throw new IllegalStateException("cannot create the test schema " + SCHEMA + " on " + description, e);
         }
-        if (embedded == null) {
+        if (embedded == null && created) {
             Runtime.getRuntime().addShutdownHook(Thread.ofPlatform().unstarted(() -> {
                 try (Connection c = DriverManager.getConnection(jdbcUrl, user, password); var s = c.createStatement()) {
                     s.execute("DROP SCHEMA IF EXISTS " + SCHEMA + " CASCADE");
