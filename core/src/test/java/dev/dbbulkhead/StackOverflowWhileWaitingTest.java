@@ -18,8 +18,10 @@ import org.junit.jupiter.params.provider.ValueSource;
  * thousands of overflows no slot may appear from nowhere or go missing, nobody may stay queued, and the barrier
  * must still work. (Before the queue nodes settled exactly once, this left slots from nowhere and a stuck barrier.)
  *
- * <p>Out of scope: an overflow inside {@code Lease.close()} itself, i.e. a caller whose own code between acquire and
- * close already used up the stack; nothing that must run at the stack limit can be guaranteed to.
+ * <p>An overflow inside {@code Lease.close()} (handing the permit to a waiter takes the queue lock, which may yield or
+ * park, deeper than a free permit's acquire) leaves the lease closing: the thread's next call releases it instead of
+ * failing as re-entry. This test saw exactly that fail before, under load: "re-entered on a thread that already holds
+ * one of its permits".
  */
 class StackOverflowWhileWaitingTest {
     @RegisterExtension

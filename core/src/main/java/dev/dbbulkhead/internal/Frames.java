@@ -7,7 +7,8 @@ import dev.dbbulkhead.Workload;
  * Per thread, the last lease this thread took in one barrier: the barrier is not reentrant, and a second acquire on a
  * thread whose lease still holds permits (it runs work, or holds a lease) fails at once instead of deadlocking. One
  * thread-local lookup per operation; a lease becomes the thread's current one when it is prepared, before it takes
- * anything, and stops counting once it holds nothing.
+ * anything, and stops counting once it holds nothing. A lease whose {@code close()} was cut short by a stack overflow
+ * is released here, by the thread's next call, rather than mistaken for re-entry.
  */
 public final class Frames {
     /** One thread's state in one barrier; used by that thread only. */
@@ -35,7 +36,7 @@ public final class Frames {
     public Frame enter(Workload target) {
         Frame frame = frames.get();
         PermitLease current = frame.active;
-        if (current != null && current.holding()) {
+        if (current != null && current.holding() && !current.finishClose()) {
             throw new IllegalStateException("db-bulkhead '" + target.bulkheadName() + "' re-entered on a thread "
                     + "that already holds one of its permits (workload '" + current.workload().name() + "' -> '"
                     + target.name() + "'): the barrier is not reentrant, and waiting here for a permit or a "

@@ -27,6 +27,8 @@ public final class PermitLease extends Permits.Node implements Lease {
     private long grantedAt;
     /** onFinished was reported by the transaction runner; close() must not report again. */
     private boolean reported;
+    /** close() was called: if permits are still held, it failed part-way (a stack overflow) and is finished later. */
+    private boolean closing;
 
     /** Built before any permit is taken: a failure to allocate it then holds nothing. */
     public PermitLease(Workload workload, Permits permits, Telemetry telemetry, Frames.Frame frame,
@@ -46,6 +48,7 @@ public final class PermitLease extends Permits.Node implements Lease {
         this.permitWaitNanos = 0;
         this.grantedAt = 0;
         this.reported = false;
+        this.closing = false;
         renew();
         // The thread's current lease from now on; it counts as "inside" only while it holds permits, so nothing
         // needs undoing when admission refuses, and nothing is left to write once the permits are taken.
@@ -106,6 +109,7 @@ public final class PermitLease extends Permits.Node implements Lease {
         if (released()) {
             return;
         }
+        closing = true; // a field write before any call: see finishClose()
         if (!reported) {
             reported = true;
             if (timed) {
@@ -113,6 +117,21 @@ public final class PermitLease extends Permits.Node implements Lease {
             }
         }
         permits.exit(this);
+    }
+
+    /**
+     * A {@link #close()} that a stack overflow interrupted before both permits were back (the caller's code between
+     * acquire and close used up its stack) is finished by the thread's next call to the barrier, at whatever depth
+     * that is, instead of being taken for re-entry. Idempotent, as {@link Permits#abandon} is.
+     *
+     * @return true when this lease was being closed and now holds nothing
+     */
+    boolean finishClose() {
+        if (!closing) {
+            return false;
+        }
+        permits.abandon(this);
+        return true;
     }
 
     @Override
