@@ -1,0 +1,206 @@
+package dev.dbbulkhead.spring;
+
+import dev.dbbulkhead.DbBulkhead;
+import dev.dbbulkhead.Deadline;
+import dev.dbbulkhead.Lease;
+import dev.dbbulkhead.Workload;
+import dev.dbbulkhead.spring.DbBulkheadSettings.WorkloadSettings;
+import java.time.Duration;
+import java.util.Collections;
+import java.util.IdentityHashMap;
+import java.util.Set;
+import java.util.concurrent.CancellationException;
+import org.springframework.transaction.TransactionExecution;
+import org.springframework.transaction.TransactionExecutionListener;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
+
+/**
+ * Admission to a workload around a piece of Spring code that runs its own transaction: what {@link DbWorkload} and
+ * {@link AdmittedTransactionTemplate} share. The rules, each checked on the calling thread:
+ * <ol>
+ * <li><b>Admission before the transaction.</b> Called while a Spring transaction is active, it fails at once with
+ * {@link IllegalStateException}: waiting for a permit while holding a connection can exhaust the pool.</li>
+ * <li><b>Release after commit and cleanup.</b> The lease is closed when the admitted code has returned, i.e. after
+ * the transactional proxy or template inside it has committed (or rolled back) and given its connection back.</li>
+ * <li><b>Nesting.</b> Admitted code that calls admitted code of the <em>same</em> workload joins the outer admission
+ * (no second permit, no wait); of another workload, it fails at once with {@link IllegalStateException} (a second
+ * permit taken while holding one is how a barrier deadlocks).</li>
+ * <li><b>One connection per admission.</b> A new physical transaction begun while an admitted one is suspended on the
+ * thread ({@code REQUIRES_NEW}) needs a second connection; with every admitted thread doing so, the pool runs dry and
+ * they all wait for each other. It is refused with {@link IllegalStateException}, unless the workload sets
+ * {@code allow-requires-new}. (This check is a {@link TransactionExecutionListener}: Spring Boot attaches it to the
+ * transaction managers it configures; attach it to your own with {@code setTransactionExecutionListeners}.)</li>
+ * </ol>
+ * Rejections are the core's {@link dev.dbbulkhead.BulkheadRejectedException}s. An interrupt while waiting for a
+ * permit becomes a {@link CancellationException}, with the thread's interrupt flag set again.
+ *
+ * <p>Thread-safe.
+ */
+public class DbBulkheadAdmission implements TransactionExecutionListener {
+    /** Code run inside an admission; gets the lease (the outer one when it joined). */
+    @FunctionalInterface
+    public interface AdmittedCall<T, E extends Throwable> {
+        T call(Lease lease) throws E;
+    }
+
+    /** One thread's admission: its lease, and the physical transactions it has open. */
+    private static final class Scope {
+        final WorkloadSettings workload;
+        final Deadline deadline;
+        Lease lease;
+        final Set<TransactionExecution> transactions = Collections.newSetFromMap(new IdentityHashMap<>());
+
+        Scope(WorkloadSettings workload, Deadline deadline) {
+            this.workload = workload;
+            this.deadline = deadline;
+        }
+    }
+
+    private final DbBulkhead bulkhead;
+    private final DbBulkheadSettings settings;
+    private final ThreadLocal<Scope> scope = new ThreadLocal<>();
+
+    public DbBulkheadAdmission(DbBulkhead bulkhead, DbBulkheadSettings settings) {
+        this.bulkhead = bulkhead;
+        this.settings = settings;
+        for (WorkloadSettings w : settings.workloads()) {
+            bulkhead.workload(w.name()); // fails now, naming the known ones, if the barrier lacks it
+        }
+    }
+
+    /** The barrier. */
+    public DbBulkhead bulkhead() {
+        return bulkhead;
+    }
+
+    /** The settings: workloads, their waits, the default one. */
+    public DbBulkheadSettings settings() {
+        return settings;
+    }
+
+    /**
+     * Runs {@code call} admitted to {@code workload} (null or empty: the default one), waiting at most
+     * {@code queueWait} (null: the workload's own) for an execution permit, or its deadline if that is sooner.
+     * {@code caller} names the code in error messages.
+     *
+     * @throws dev.dbbulkhead.BulkheadRejectedException when refused (nothing ran)
+     * @throws IllegalStateException when a rule above is broken (nothing ran)
+     * @throws CancellationException when interrupted while waiting (nothing ran; the interrupt flag is set)
+     */
+    public <T, E extends Throwable> T call(String workload, Duration queueWait, String caller,
+            AdmittedCall<T, E> call) throws E {
+        WorkloadSettings target = resolve(workload, caller);
+        Scope outer = scope.get();
+        if (outer != null) {
+            if (outer.workload.name().equals(target.name())) {
+                return call.call(outer.lease); // joins: same budget, no second permit
+            }
+            throw new IllegalStateException(caller + " needs workload '" + target.name() + "' while this thread is "
+                    + "already admitted to workload '" + outer.workload.name() + "' of db-bulkhead '"
+                    + bulkhead.name() + "': holding one permit while waiting for another can deadlock the barrier. "
+                    + "Call it after the outer admitted call has returned, or use the same workload.");
+        }
+        if (TransactionSynchronizationManager.isActualTransactionActive()) {
+            throw new IllegalStateException(caller + " was called inside an active transaction ("
+                    + TransactionSynchronizationManager.getCurrentTransactionName() + "): admission to db-bulkhead '"
+                    + bulkhead.name() + "' must come before the transaction starts, never inside it, since waiting "
+                    + "for a permit while holding a connection can exhaust the pool. Start the transaction inside "
+                    + "the admitted method (@DbWorkload on the outermost service method, or "
+                    + "AdmittedTransactionTemplate), not around it.");
+        }
+        // The deadline starts at admission, before the wait.
+        var admitted = new Scope(target, target.deadline() == null ? null : Deadline.in(target.deadline()));
+        Lease lease = acquire(admitted, queueWait, caller);
+        admitted.lease = lease;
+        scope.set(admitted);
+        try (lease) {
+            return call.call(lease);
+        } finally {
+            scope.remove();
+        }
+    }
+
+    private WorkloadSettings resolve(String workload, String caller) {
+        String name = workload == null || workload.isEmpty() ? settings.defaultWorkload() : workload;
+        WorkloadSettings target = settings.workload(name);
+        if (target == null) {
+            throw new IllegalArgumentException(caller + " names workload '" + name + "', which db-bulkhead '"
+                    + bulkhead.name() + "' does not have; declared: "
+                    + settings.workloads().stream().map(WorkloadSettings::name).toList());
+        }
+        return target;
+    }
+
+    private Lease acquire(Scope admitted, Duration queueWait, String caller) {
+        WorkloadSettings target = admitted.workload;
+        Workload w = bulkhead.workload(target.name());
+        Duration wait = queueWait != null ? queueWait : target.queueWait();
+        try {
+            if (admitted.deadline != null && target.deadline().compareTo(wait) <= 0) {
+                return w.acquire(admitted.deadline);
+            }
+            return w.acquire(wait);
+        } catch (InterruptedException interrupted) {
+            Thread.currentThread().interrupt();
+            var cancelled = new CancellationException(caller + " was interrupted while waiting for admission to "
+                    + "workload '" + target.name() + "' of db-bulkhead '" + bulkhead.name() + "'");
+            cancelled.initCause(interrupted);
+            throw cancelled;
+        }
+    }
+
+    /** The lease of this thread's admission, or null when it is not admitted. */
+    public Lease currentLease() {
+        Scope s = scope.get();
+        return s == null ? null : s.lease;
+    }
+
+    /** The deadline of this thread's admission (its workload's {@code deadline}, started at admission), or null. */
+    public Deadline currentDeadline() {
+        Scope s = scope.get();
+        return s == null ? null : s.deadline;
+    }
+
+    private static boolean physical(TransactionExecution transaction) {
+        return transaction.isNewTransaction() && !transaction.isNested();
+    }
+
+    @Override
+    public void beforeBegin(TransactionExecution transaction) {
+        Scope s = scope.get();
+        if (s == null || !physical(transaction) || s.transactions.isEmpty() || s.workload.allowRequiresNew()) {
+            return;
+        }
+        throw new IllegalStateException("transaction '" + transaction.getTransactionName() + "' would begin a "
+                + "second physical transaction (REQUIRES_NEW) while the admitted one is suspended on this thread, in "
+                + "workload '" + s.workload.name() + "' of db-bulkhead '" + bulkhead.name() + "': it needs a second "
+                + "connection, and with every admitted thread doing the same the pool runs dry and they wait for "
+                + "each other. Use REQUIRED (or NESTED, a savepoint), run it after the admitted transaction, or set "
+                + s.workload.property("allow-requires-new") + "=true and size the pool for 2 connections per permit.");
+    }
+
+    @Override
+    public void afterBegin(TransactionExecution transaction, Throwable beginFailure) {
+        Scope s = scope.get();
+        if (s != null && beginFailure == null && physical(transaction)) {
+            s.transactions.add(transaction);
+        }
+    }
+
+    @Override
+    public void afterCommit(TransactionExecution transaction, Throwable commitFailure) {
+        ended(transaction);
+    }
+
+    @Override
+    public void afterRollback(TransactionExecution transaction, Throwable rollbackFailure) {
+        ended(transaction);
+    }
+
+    private void ended(TransactionExecution transaction) {
+        Scope s = scope.get();
+        if (s != null) {
+            s.transactions.remove(transaction);
+        }
+    }
+}

@@ -1,0 +1,159 @@
+package dev.dbbulkhead.spring;
+
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+
+/**
+ * The {@code db-bulkhead.*} properties. Checked at start-up by {@link DbBulkheadSettings}, whose messages name the
+ * property and its value.
+ *
+ * <pre>
+ * db-bulkhead.workloads.interactive.concurrent=12
+ * db-bulkhead.workloads.interactive.extra-slots=24
+ * db-bulkhead.workloads.interactive.queue-wait=50ms
+ * db-bulkhead.workloads.batch.concurrent=4
+ * db-bulkhead.default-workload=interactive
+ * </pre>
+ *
+ * With no workload declared, one workload named {@code default} is created: {@code concurrent} = the pool's maximum
+ * size, {@code extra-slots} = the same, {@code queue-wait} = 100 ms.
+ */
+@ConfigurationProperties("db-bulkhead")
+public class DbBulkheadProperties {
+    /** Whether the barrier is created at all. */
+    private boolean enabled = true;
+    /** The barrier's name in messages, metrics and the actuator endpoint. */
+    private String name = "db";
+    /** The workload used where none is named; required when more than one is declared. */
+    private String defaultWorkload;
+    /** Allow JPA's open-in-view, which keeps the connection past the permit's release. */
+    private boolean allowOpenInView;
+    /** The workloads, by name. */
+    private Map<String, Workload> workloads = new LinkedHashMap<>();
+    private final Web web = new Web();
+
+    /** One workload's budget and waits. */
+    public static class Workload {
+        /** B: operations of this workload that may hold a connection at once. Required. */
+        private Integer concurrent;
+        /** Q: operations more that may wait for an execution permit. */
+        private Integer extraSlots = 0;
+        /** How long an operation may wait for an execution permit. */
+        private Duration queueWait = DbBulkheadSettings.DEFAULT_QUEUE_WAIT;
+        /** A deadline started at admission: bounds the permit wait and, in AdmittedTransactionTemplate, the
+         * transaction's timeout. */
+        private Duration deadline;
+        /** Allow REQUIRES_NEW (a second connection) while an admitted transaction is suspended on the thread. */
+        private boolean allowRequiresNew;
+
+        public Integer getConcurrent() {
+            return concurrent;
+        }
+
+        public void setConcurrent(Integer concurrent) {
+            this.concurrent = concurrent;
+        }
+
+        public Integer getExtraSlots() {
+            return extraSlots;
+        }
+
+        public void setExtraSlots(Integer extraSlots) {
+            this.extraSlots = extraSlots;
+        }
+
+        public Duration getQueueWait() {
+            return queueWait;
+        }
+
+        public void setQueueWait(Duration queueWait) {
+            this.queueWait = queueWait;
+        }
+
+        public Duration getDeadline() {
+            return deadline;
+        }
+
+        public void setDeadline(Duration deadline) {
+            this.deadline = deadline;
+        }
+
+        public boolean isAllowRequiresNew() {
+            return allowRequiresNew;
+        }
+
+        public void setAllowRequiresNew(boolean allowRequiresNew) {
+            this.allowRequiresNew = allowRequiresNew;
+        }
+    }
+
+    /** How a rejection thrown out of a Spring MVC controller is answered. */
+    public static class Web {
+        /** Whether a rejection becomes 503 Service Unavailable with Retry-After and a problem body. */
+        private boolean enabled = true;
+        /** The Retry-After value, in whole seconds (at least 1). */
+        private Duration retryAfter = Duration.ofSeconds(1);
+
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+
+        public Duration getRetryAfter() {
+            return retryAfter;
+        }
+
+        public void setRetryAfter(Duration retryAfter) {
+            this.retryAfter = retryAfter;
+        }
+    }
+
+    public boolean isEnabled() {
+        return enabled;
+    }
+
+    public void setEnabled(boolean enabled) {
+        this.enabled = enabled;
+    }
+
+    public String getName() {
+        return name;
+    }
+
+    public void setName(String name) {
+        this.name = name;
+    }
+
+    public String getDefaultWorkload() {
+        return defaultWorkload;
+    }
+
+    public void setDefaultWorkload(String defaultWorkload) {
+        this.defaultWorkload = defaultWorkload;
+    }
+
+    public boolean isAllowOpenInView() {
+        return allowOpenInView;
+    }
+
+    public void setAllowOpenInView(boolean allowOpenInView) {
+        this.allowOpenInView = allowOpenInView;
+    }
+
+    public Map<String, Workload> getWorkloads() {
+        return workloads;
+    }
+
+    public void setWorkloads(Map<String, Workload> workloads) {
+        this.workloads = workloads;
+    }
+
+    public Web getWeb() {
+        return web;
+    }
+}

@@ -1,0 +1,109 @@
+package dev.dbbulkhead.spring.web;
+
+import dev.dbbulkhead.BulkheadRejectedException;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import org.springframework.core.Ordered;
+import org.springframework.web.servlet.HandlerExceptionResolver;
+import org.springframework.web.servlet.ModelAndView;
+
+/**
+ * Answers a db-bulkhead rejection thrown out of a Spring MVC handler with {@code 503 Service Unavailable},
+ * {@code Retry-After} in whole seconds, and an RFC 9457 problem body ({@code application/problem+json}) with the
+ * extension members {@code reason} and {@code workload}:
+ * <pre>
+ * HTTP/1.1 503
+ * Retry-After: 1
+ * Content-Type: application/problem+json
+ *
+ * {"type":"about:blank","title":"Service Unavailable","status":503,
+ *  "detail":"The database is at capacity: every admission slot is taken. Retry after 1 s.",
+ *  "instance":"/orders","reason":"ADMISSION_FULL","workload":"interactive"}
+ * </pre>
+ * It runs after Spring MVC's own resolvers, so the application's {@code @ExceptionHandler}s and
+ * {@code @ControllerAdvice}s win, and Spring Boot's problem-details handling of Spring's own exceptions is untouched.
+ * The body names no barrier size (B, Q): those stay in the server's logs and metrics. Thread-safe.
+ */
+public class DbBulkheadProblemResolver implements HandlerExceptionResolver, Ordered {
+    private final long retryAfterSeconds;
+
+    public DbBulkheadProblemResolver(Duration retryAfter) {
+        long millis = retryAfter.toMillis();
+        this.retryAfterSeconds = Math.max(1, millis / 1000 + (millis % 1000 == 0 ? 0 : 1));
+    }
+
+    @Override
+    public ModelAndView resolveException(HttpServletRequest request, HttpServletResponse response, Object handler,
+            Exception ex) {
+        BulkheadRejectedException rejected = rejection(ex);
+        if (rejected == null || response.isCommitted()) {
+            return null;
+        }
+        try {
+            response.resetBuffer();
+            response.setStatus(HttpServletResponse.SC_SERVICE_UNAVAILABLE);
+            response.setHeader("Retry-After", Long.toString(retryAfterSeconds));
+            response.setContentType("application/problem+json");
+            response.setCharacterEncoding(StandardCharsets.UTF_8.name());
+            response.getWriter().write(problem(rejected, request.getRequestURI()));
+            response.flushBuffer();
+        } catch (IOException e) {
+            return null; // the client is gone: let the default handling log it
+        }
+        return new ModelAndView();
+    }
+
+    /** The rejection, or one that caused {@code ex} (a proxy may wrap it). */
+    private static BulkheadRejectedException rejection(Throwable ex) {
+        for (Throwable t = ex; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof BulkheadRejectedException rejected) {
+                return rejected;
+            }
+        }
+        return null;
+    }
+
+    private String problem(BulkheadRejectedException rejected, String instance) {
+        String why = switch (rejected.reason()) {
+            case ADMISSION_FULL -> "every admission slot is taken";
+            case QUEUE_TIMEOUT -> "no capacity freed up within the queue wait";
+            case DEADLINE -> "the request's deadline passed before it reached the database";
+            case INTERRUPTED -> "the request was interrupted while waiting";
+        };
+        return "{\"type\":\"about:blank\",\"title\":\"Service Unavailable\",\"status\":503,\"detail\":"
+                + json("The database is at capacity: " + why + ". Retry after " + retryAfterSeconds + " s.")
+                + ",\"instance\":" + json(instance) + ",\"reason\":" + json(rejected.reason().name())
+                + ",\"workload\":" + json(rejected.workload()) + "}";
+    }
+
+    private static String json(String s) {
+        var out = new StringBuilder(s.length() + 2).append('"');
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            switch (c) {
+                case '"' -> out.append("\\\"");
+                case '\\' -> out.append("\\\\");
+                case '\n' -> out.append("\\n");
+                case '\r' -> out.append("\\r");
+                case '\t' -> out.append("\\t");
+                default -> {
+                    if (c < 0x20) {
+                        out.append(String.format("\\u%04x", (int) c));
+                    } else {
+                        out.append(c);
+                    }
+                }
+            }
+        }
+        return out.append('"').toString();
+    }
+
+    /** After Spring MVC's resolvers (order 0), so that the application's handlers win. */
+    @Override
+    public int getOrder() {
+        return Ordered.LOWEST_PRECEDENCE;
+    }
+}
