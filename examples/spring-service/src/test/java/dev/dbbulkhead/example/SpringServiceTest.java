@@ -20,6 +20,7 @@ import jakarta.servlet.Filter;
 import jakarta.servlet.http.HttpServletResponse;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
@@ -181,21 +182,13 @@ class SpringServiceTest {
 
     @Test
     void aClientWithARetryBudgetSendsAtMostItsRequestsTimesOnePlusTheRatioPlusTheMinimum() throws Exception {
-        // Saturate interactive deterministically: every permit held, every slot taken.
-        Workload interactive = db.workload("interactive");
-        var release = new CountDownLatch(1);
-        var holders = Executors.newVirtualThreadPerTaskExecutor();
-        var held = new CountDownLatch(interactive.concurrent());
-        for (int i = 0; i < interactive.concurrent(); i++) {
-            holders.submit(() -> {
-                try (Lease lease = interactive.acquire(Duration.ofSeconds(5))) {
-                    held.countDown();
-                    release.await();
-                }
-                return null;
-            });
+        // Saturate interactive deterministically: every execution permit held.
+        try (var held = HeldPermits.all(db.workload("interactive"))) {
+            retriesWithinTheBudget();
         }
-        assertThat(held.await(10, TimeUnit.SECONDS)).isTrue();
+    }
+
+    private void retriesWithinTheBudget() {
         var sent = new AtomicInteger();
         double ratio = 0.1;
         int minPerSecond = 1;
@@ -217,8 +210,6 @@ class SpringServiceTest {
             }
         }
         double seconds = (System.nanoTime() - t0) / 1e9;
-        release.countDown();
-        holders.close();
         System.out.printf("retry budget: %d requests, %d sent in %.1f s%n", requests, sent.get(), seconds);
         assertThat(statuses).hasSize(requests).containsOnly(503);
         assertThat(sent.get()).as("retries were made").isGreaterThan(requests);
@@ -228,20 +219,7 @@ class SpringServiceTest {
 
     @Test
     void theDeadlineStopsRetriesThatWouldAnswerTooLate() throws Exception {
-        Workload interactive = db.workload("interactive");
-        var release = new CountDownLatch(1);
-        var held = new CountDownLatch(interactive.concurrent());
-        try (var holders = Executors.newVirtualThreadPerTaskExecutor()) {
-            for (int i = 0; i < interactive.concurrent(); i++) {
-                holders.submit(() -> {
-                    try (Lease lease = interactive.acquire(Duration.ofSeconds(5))) {
-                        held.countDown();
-                        release.await();
-                    }
-                    return null;
-                });
-            }
-            assertThat(held.await(10, TimeUnit.SECONDS)).isTrue();
+        try (var held = HeldPermits.all(db.workload("interactive"))) {
             var sent = new AtomicInteger();
             RestClient client = RestClient.builder().baseUrl("http://localhost:" + port)
                     .requestInterceptor(new RetryBudgetInterceptor(RetryBudget.of(1.0, 10), 3))
@@ -254,7 +232,6 @@ class SpringServiceTest {
                     .exchange((req, res) -> res.getStatusCode());
             assertThat(status.value()).isEqualTo(503);
             assertThat(sent.get()).as("no retry: Retry-After (1 s) ends past the 500 ms deadline").isEqualTo(1);
-            release.countDown();
         }
     }
 
@@ -267,26 +244,43 @@ class SpringServiceTest {
         for (String meter : List.of("db.bulkhead.permits.max", "db.bulkhead.executing", "hikaricp.connections.max")) {
             assertThat(send("GET", "/actuator/metrics/" + meter).statusCode()).as(meter).isEqualTo(200);
         }
-        Workload interactive = db.workload("interactive");
-        var release = new CountDownLatch(1);
-        var held = new CountDownLatch(interactive.concurrent());
-        try (var holders = Executors.newVirtualThreadPerTaskExecutor()) {
-            for (int i = 0; i < interactive.concurrent(); i++) {
-                holders.submit(() -> {
-                    try (Lease lease = interactive.acquire(Duration.ofSeconds(5))) {
-                        held.countDown();
-                        release.await();
-                    }
-                    return null;
-                });
-            }
-            assertThat(held.await(10, TimeUnit.SECONDS)).isTrue();
+        try (var held = HeldPermits.all(db.workload("interactive"))) {
             assertThat(send("GET", "/products").statusCode()).isEqualTo(503);
             var health = send("GET", "/actuator/health");
             assertThat(health.statusCode()).isEqualTo(200);
             assertThat(health.body()).contains("\"status\":\"UP\"");
             assertThat(send("GET", "/actuator/dbbulkhead").body()).contains("\"executing\":4");
+        }
+    }
+
+    /** Every execution permit of a workload, held on virtual threads until closed (also when an assertion fails). */
+    static final class HeldPermits implements AutoCloseable {
+        private final CountDownLatch release = new CountDownLatch(1);
+        private final ExecutorService holders = Executors.newVirtualThreadPerTaskExecutor();
+
+        static HeldPermits all(Workload workload) throws InterruptedException {
+            var held = new HeldPermits();
+            var taken = new CountDownLatch(workload.concurrent());
+            for (int i = 0; i < workload.concurrent(); i++) {
+                held.holders.submit(() -> {
+                    try (Lease lease = workload.acquire(Duration.ofSeconds(5))) {
+                        taken.countDown();
+                        held.release.await();
+                    }
+                    return null;
+                });
+            }
+            if (!taken.await(10, TimeUnit.SECONDS)) {
+                held.close();
+                throw new AssertionError("could not take every permit of " + workload);
+            }
+            return held;
+        }
+
+        @Override
+        public void close() {
             release.countDown();
+            holders.close();
         }
     }
 }
