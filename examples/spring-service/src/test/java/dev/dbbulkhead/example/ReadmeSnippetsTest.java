@@ -1,4 +1,4 @@
-package dev.dbbulkhead.tools;
+package dev.dbbulkhead.example;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -16,8 +16,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Every Java block of the README is a complete source file that a user can paste: this extracts them all and
- * compiles them together (a tiny application) with {@code --release 21} against core and micrometer, so that they
- * cannot drift from the API.
+ * compiles them together (a tiny application) with {@code --release 21} against core, micrometer and the Spring
+ * Boot starter, so that they cannot drift from the API.
  */
 class ReadmeSnippetsTest {
     private static final Pattern JAVA_BLOCK = Pattern.compile("```java\\n(.*?)```", Pattern.DOTALL);
@@ -25,7 +25,7 @@ class ReadmeSnippetsTest {
             Pattern.MULTILINE);
 
     static List<String> javaBlocks() throws Exception {
-        String readme = Files.readString(Path.of("..", "README.md"), StandardCharsets.UTF_8);
+        String readme = Files.readString(Path.of("..", "..", "README.md"), StandardCharsets.UTF_8);
         var blocks = new ArrayList<String>();
         Matcher m = JAVA_BLOCK.matcher(readme);
         while (m.find()) {
