@@ -109,7 +109,7 @@ public class PermitsModelCheckTest {
     }
 
     /** Scenarios per run: a short run in every build, the full one with {@code -Pfull} (CI runs both). */
-    private static final int ITERATIONS = Integer.getInteger("modelcheck.iterations", 8);
+    private static final int ITERATIONS = Integer.getInteger("modelcheck.iterations", 4);
 
     @Test
     public void modelChecking() {
