@@ -1,5 +1,6 @@
 package dev.dbbulkhead.tools;
 
+import java.io.IOException;
 import java.io.PrintWriter;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -22,7 +23,10 @@ import picocli.CommandLine.Model.CommandSpec;
         mixinStandardHelpOptions = true, sortOptions = false,
         description = {"Check that a fleet fits the database's connection budget:",
             "  (instances + surge) × pool + other clients <= max_connections - reserved",
-            "Exit status: 0 fits, 1 over budget, 2 bad input or unreachable database."})
+            "Behind PgBouncer (--pgbouncer, or --max-client-conn and --max-db-connections), two tiers:",
+            "  (instances + surge) × pool <= poolers × max_client_conn",
+            "  poolers × (max_db_connections + reserve_pool) + other clients <= max_connections - reserved",
+            "Exit status: 0 fits, 1 over budget, 2 bad input or unreachable database or PgBouncer."})
 public final class BudgetCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
@@ -59,6 +63,33 @@ public final class BudgetCommand implements Callable<Integer> {
                     + "measured on the server when no --other is given.")
     String applicationName;
 
+    @Option(names = "--pgbouncer", paramLabel = "HOST:PORT",
+            description = "Read max_client_conn, max_db_connections and reserve_pool from this PgBouncer's admin "
+                    + "console (user --pgbouncer-user, password from PGBOUNCER_PASSWORD).")
+    String pgbouncer;
+
+    @Option(names = "--pgbouncer-user", paramLabel = "USER", defaultValue = "pgbouncer",
+            description = "An admin_users or stats_users user of the console (default: ${DEFAULT-VALUE}).")
+    String pgbouncerUser;
+
+    @Option(names = "--pgbouncer-database", paramLabel = "NAME",
+            description = "The application's database in PgBouncer (default: the only one it serves).")
+    String pgbouncerDatabase;
+
+    @Option(names = "--poolers", paramLabel = "N", defaultValue = "1",
+            description = "PgBouncer instances the fleet connects through (default: ${DEFAULT-VALUE}).")
+    int poolerCount;
+
+    @Option(names = "--max-client-conn", paramLabel = "N", description = "Each PgBouncer's max_client_conn.")
+    Integer maxClientConn;
+
+    @Option(names = "--max-db-connections", paramLabel = "N",
+            description = "Each PgBouncer's max_db_connections for the application's database.")
+    Integer maxDbConnections;
+
+    @Option(names = "--reserve-pool", paramLabel = "N", description = "Each PgBouncer's reserve_pool_size.")
+    Integer reservePool;
+
     @Override
     public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
@@ -91,7 +122,8 @@ public final class BudgetCommand implements Callable<Integer> {
                 max = maxConnections;
                 reservedConnections = reserved != null ? reserved : 3;
             }
-            var budget = ConnectionBudget.of(instances, surge, pool, otherClients, max, reservedConnections);
+            var budget = ConnectionBudget.of(instances, surge, pool, otherClients, max, reservedConnections,
+                    poolers(out));
             budget.explain().forEach(out::println);
             return budget.fits() ? 0 : 1;
         } catch (IllegalArgumentException bad) {
@@ -101,7 +133,47 @@ public final class BudgetCommand implements Callable<Integer> {
             err.println("error: cannot read the server's settings from " + Secrets.redact(dbUrl) + ": "
                     + unreachable.getMessage());
             return 2;
+        } catch (IOException unreachable) {
+            err.println("error: cannot read PgBouncer's settings from " + pgbouncer + ": " + unreachable.getMessage());
+            return 2;
         }
+    }
+
+    /** The poolers' tier, read from --pgbouncer and/or given by hand (what is given wins); null when direct. */
+    private ConnectionBudget.Poolers poolers(PrintWriter out) throws IOException {
+        if (pgbouncer == null && maxClientConn == null && maxDbConnections == null && reservePool == null) {
+            return null;
+        }
+        PgBouncerSettings read = null;
+        if (pgbouncer != null) {
+            int colon = pgbouncer.lastIndexOf(':');
+            if (colon <= 0) {
+                throw new IllegalArgumentException("--pgbouncer must be HOST:PORT, was " + pgbouncer);
+            }
+            int port;
+            try {
+                port = Integer.parseInt(pgbouncer.substring(colon + 1));
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException("--pgbouncer must be HOST:PORT, was " + pgbouncer);
+            }
+            try (var console = AdminConsole.connect(pgbouncer.substring(0, colon), port, pgbouncerUser,
+                    System.getenv().getOrDefault("PGBOUNCER_PASSWORD", ""))) {
+                read = PgBouncerSettings.of(console.query("SHOW CONFIG"), console.query("SHOW DATABASES"),
+                        pgbouncerDatabase);
+            }
+            out.println("pgbouncer " + pgbouncer + ": database '" + read.database() + "', pool_mode=" + read.poolMode()
+                    + ", max_client_conn=" + read.maxClientConn() + ", max_db_connections=" + read.maxDbConnections()
+                    + ", reserve_pool=" + read.reservePool());
+        } else if (maxClientConn == null || maxDbConnections == null) {
+            throw new IllegalArgumentException("behind PgBouncer give both --max-client-conn and --max-db-connections"
+                    + " (and --reserve-pool), or --pgbouncer HOST:PORT to read them");
+        }
+        var settings = new PgBouncerSettings(read != null ? read.database() : "(given)",
+                maxClientConn != null ? maxClientConn : read.maxClientConn(),
+                maxDbConnections != null ? maxDbConnections : read.maxDbConnections(),
+                reservePool != null ? reservePool : read != null ? read.reservePool() : 0,
+                read != null ? read.poolMode() : "transaction");
+        return new ConnectionBudget.Poolers(poolerCount, settings);
     }
 
     /** What the server says about its connections. */

@@ -8,10 +8,24 @@ import java.util.Map;
 
 /**
  * The fleet's connection arithmetic: {@code peak instances × pool size + other clients ≤ budget}, where the
- * budget is {@code max_connections − superuser_reserved_connections}. Immutable; {@link #of} checks every input.
+ * budget is {@code max_connections − superuser_reserved_connections}. Behind poolers (PgBouncer) it has two tiers:
+ * {@code peak instances × pool size ≤ poolers × max_client_conn} (what the poolers accept), and
+ * {@code poolers × (max_db_connections + reserve_pool) + other clients ≤ budget} (what they open to PostgreSQL).
+ * Immutable; {@link #of} checks every input.
  */
 record ConnectionBudget(int instances, int surge, int poolSize, Map<String, Integer> others, int maxConnections,
-        int reserved) {
+        int reserved, Poolers poolers) {
+
+    /** {@code count} poolers, each with {@code settings}; null in a direct budget. */
+    record Poolers(int count, PgBouncerSettings settings) {
+        long clientCapacity() {
+            return (long) count * settings.maxClientConn();
+        }
+
+        long serverConnections() {
+            return (long) count * settings.serverConnections();
+        }
+    }
 
     ConnectionBudget {
         others = Collections.unmodifiableMap(new LinkedHashMap<>(others)); // in the order given
@@ -19,6 +33,11 @@ record ConnectionBudget(int instances, int surge, int poolSize, Map<String, Inte
 
     static ConnectionBudget of(int instances, int surge, int poolSize, Map<String, Integer> others,
             int maxConnections, int reserved) {
+        return of(instances, surge, poolSize, others, maxConnections, reserved, null);
+    }
+
+    static ConnectionBudget of(int instances, int surge, int poolSize, Map<String, Integer> others,
+            int maxConnections, int reserved, Poolers poolers) {
         List<String> errors = new ArrayList<>();
         if (instances < 1) {
             errors.add("--instances must be >= 1, was " + instances);
@@ -49,11 +68,25 @@ record ConnectionBudget(int instances, int surge, int poolSize, Map<String, Inte
         if (poolSize > 100_000) {
             errors.add("--pool must be <= 100000, was " + poolSize);
         }
+        if (poolers != null) {
+            if (poolers.count() < 1) {
+                errors.add("--poolers must be >= 1, was " + poolers.count());
+            }
+            if (poolers.settings().maxClientConn() < 1) {
+                errors.add("max_client_conn must be >= 1, was " + poolers.settings().maxClientConn());
+            }
+            if (poolers.settings().maxDbConnections() < 1) {
+                errors.add("max_db_connections must be >= 1, was " + poolers.settings().maxDbConnections());
+            }
+            if (poolers.settings().reservePool() < 0) {
+                errors.add("reserve_pool_size must be >= 0, was " + poolers.settings().reservePool());
+            }
+        }
         if (!errors.isEmpty()) {
             throw new IllegalArgumentException(String.join("; ", errors));
         }
         return new ConnectionBudget(instances, surge, poolSize, new LinkedHashMap<>(others), maxConnections,
-                reserved);
+                reserved, poolers);
     }
 
     int peakInstances() {
@@ -68,8 +101,14 @@ record ConnectionBudget(int instances, int surge, int poolSize, Map<String, Inte
         return others.values().stream().mapToLong(Integer::longValue).sum();
     }
 
+    /** What PostgreSQL must accept: the fleet's pools, or the poolers' server connections, plus the others. */
     long demand() {
-        return fleet() + otherClients();
+        return (poolers == null ? fleet() : poolers.serverConnections()) + otherClients();
+    }
+
+    /** Behind poolers: whether they accept every instance's pool. Always true without poolers. */
+    boolean clientsFit() {
+        return poolers == null || fleet() <= poolers.clientCapacity();
     }
 
     int budget() {
@@ -77,12 +116,12 @@ record ConnectionBudget(int instances, int surge, int poolSize, Map<String, Inte
     }
 
     boolean fits() {
-        return demand() <= budget();
+        return clientsFit() && demand() <= budget();
     }
 
     /** The largest pool size per instance that fits, or 0 when even the other clients do not fit. */
     long largestPoolThatFits() {
-        long room = budget() - otherClients();
+        long room = poolers != null ? poolers.clientCapacity() : budget() - otherClients();
         return room <= 0 ? 0 : room / peakInstances();
     }
 
@@ -99,14 +138,34 @@ record ConnectionBudget(int instances, int surge, int poolSize, Map<String, Inte
             others.forEach((name, n) -> parts.add(name + " " + n));
             lines.add("other clients       = " + String.join(" + ", parts) + " = " + otherClients());
         }
-        lines.add("demand              = " + fleet() + " + " + otherClients() + " = " + demand());
+        if (poolers != null) {
+            var p = poolers.settings();
+            lines.add("tier 1: clients → " + poolers.count() + " PgBouncer(s), database '" + p.database() + "' ("
+                    + p.poolMode() + " pooling)");
+            lines.add("  accepted          = " + poolers.count() + " × " + p.maxClientConn() + " (max_client_conn) = "
+                    + poolers.clientCapacity());
+            lines.add(clientsFit() ? "  OK: " + fleet() + " ≤ " + poolers.clientCapacity()
+                    : "  OVER: " + fleet() + " > " + poolers.clientCapacity() + " by "
+                            + (fleet() - poolers.clientCapacity()) + "; the poolers refuse the excess clients");
+            lines.add("tier 2: PgBouncer(s) → PostgreSQL");
+            lines.add("  server connections = " + poolers.count() + " × (" + p.maxDbConnections()
+                    + " max_db_connections + " + p.reservePool() + " reserve_pool) = " + poolers.serverConnections());
+        }
+        lines.add("demand              = " + (poolers == null ? fleet() : poolers.serverConnections()) + " + "
+                + otherClients() + " = " + demand());
         lines.add("budget              = " + maxConnections + " (max_connections) − " + reserved
                 + " (reserved) = " + budget());
-        if (fits()) {
+        if (demand() <= budget() && clientsFit()) {
             lines.add("OK: " + demand() + " ≤ " + budget() + " (" + (budget() - demand()) + " to spare)");
-        } else {
+        } else if (demand() <= budget()) {
+            lines.add("OVER BUDGET at tier 1: the largest pool size per instance that the poolers accept is "
+                    + largestPoolThatFits());
+        } else if (poolers == null) {
             lines.add("OVER BUDGET: " + demand() + " > " + budget() + " by " + (demand() - budget())
                     + "; the largest pool size that fits is " + largestPoolThatFits());
+        } else {
+            lines.add("OVER BUDGET at tier 2: " + demand() + " > " + budget() + " by " + (demand() - budget())
+                    + "; lower max_db_connections (or reserve_pool) or the number of poolers");
         }
         return lines;
     }
