@@ -48,13 +48,26 @@ public final class TestDatabase {
         this.dataDirectory = dataDirectory;
     }
 
-    private static final class Holder {
-        static final TestDatabase INSTANCE = start();
-    }
+    private static volatile TestDatabase instance;
 
-    /** The server for this JVM, started on the first call. */
+    /**
+     * The server for this JVM, started on the first call.
+     *
+     * @throws IllegalStateException when it cannot be reached or started (again on the next call: no class is left
+     *     half-initialised, as a failing static initialiser would)
+     */
     public static TestDatabase get() {
-        return Holder.INSTANCE;
+        TestDatabase db = instance;
+        if (db == null) {
+            synchronized (TestDatabase.class) {
+                db = instance;
+                if (db == null) {
+                    db = start();
+                    instance = db;
+                }
+            }
+        }
+        return db;
     }
 
     private static TestDatabase start() {

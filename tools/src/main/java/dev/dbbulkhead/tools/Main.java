@@ -1,15 +1,47 @@
 package dev.dbbulkhead.tools;
 
+import dev.dbbulkhead.testkit.Secrets;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
 /** Entry point of the db-bulkhead command-line tools. */
 @Command(name = "db-bulkhead", mixinStandardHelpOptions = true, version = "db-bulkhead 0.1.0",
         description = "Tools for db-bulkhead, admission control in front of a JDBC pool.",
-        subcommands = {DemoCommand.class, OverloadCommand.class, BudgetCommand.class})
+        subcommands = {DemoCommand.class, OverloadCommand.class, BudgetCommand.class, FleetCommand.class})
 public final class Main implements Runnable {
     public static void main(String[] args) {
-        System.exit(new CommandLine(new Main()).execute(args));
+        System.exit(commandLine().execute(args));
+    }
+
+    /**
+     * The command line, whose unexpected failures (an unreachable database, a server that refuses) are one line and
+     * exit status 2, with any password in it masked, instead of a stack trace.
+     */
+    static CommandLine commandLine() {
+        var cl = new CommandLine(new Main());
+        cl.setExecutionExceptionHandler((e, line, parsed) -> {
+            line.getErr().println("error: " + oneLine(e));
+            line.getErr().flush();
+            return 2;
+        });
+        return cl;
+    }
+
+    /** The failure and its causes' messages, in one line, without passwords. */
+    static String oneLine(Throwable e) {
+        var secrets = new java.util.ArrayList<String>(Secrets.passwordsIn(System.getenv("DB_URL")));
+        secrets.add(System.getenv("DB_PASSWORD"));
+        secrets.add(System.getenv("PGBOUNCER_PASSWORD"));
+        var parts = new java.util.ArrayList<String>();
+        for (Throwable t = e; t != null && parts.size() < 4; t = t.getCause()) {
+            String m = t.getMessage();
+            if (m != null && !m.isBlank() && parts.stream().noneMatch(p -> p.contains(m))) {
+                parts.add(Secrets.mask(m.replaceAll("\\s+", " ").strip(), secrets));
+            } else if (m == null && t.getCause() == null) {
+                parts.add(t.getClass().getSimpleName());
+            }
+        }
+        return String.join(": ", parts);
     }
 
     @Override

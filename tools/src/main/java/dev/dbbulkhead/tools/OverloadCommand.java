@@ -154,6 +154,9 @@ public final class OverloadCommand implements Callable<Integer> {
         }
         if (concurrent < 1) {
             errors.add("--concurrent must be >= 1, was " + concurrent);
+        } else if (concurrent > pool && pool >= 1) {
+            errors.add("--concurrent (" + concurrent + ") must not exceed --pool (" + pool + "): the barrier would "
+                    + "admit operations that then queue inside the pool");
         }
         if (extra < 0) {
             errors.add("--extra must be >= 0, was " + extra);

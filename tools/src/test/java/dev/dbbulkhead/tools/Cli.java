@@ -2,7 +2,6 @@ package dev.dbbulkhead.tools;
 
 import java.io.PrintWriter;
 import java.io.StringWriter;
-import picocli.CommandLine;
 
 /** Runs the command line in-process, as a user would type it, and keeps what it printed. */
 final class Cli {
@@ -13,7 +12,7 @@ final class Cli {
     static Result run(String... args) {
         var out = new StringWriter();
         var err = new StringWriter();
-        var cl = new CommandLine(new Main());
+        var cl = Main.commandLine();
         cl.setOut(new PrintWriter(out));
         cl.setErr(new PrintWriter(err));
         int exit = cl.execute(args);

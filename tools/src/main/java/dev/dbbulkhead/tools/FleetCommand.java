@@ -1,0 +1,290 @@
+package dev.dbbulkhead.tools;
+
+import dev.dbbulkhead.testkit.Secrets;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/**
+ * A fleet on one machine: instance processes (separate JVMs, each with its pool and barrier) under open-loop load,
+ * through a rolling deploy (N, then N + surge, then N again), in three topologies side by side: straight to
+ * PostgreSQL with pools over the connection budget, straight with pools sized by the budget, and through PgBouncer.
+ * The budget is the connection limit of a role the run creates ({@code CONNECTION LIMIT}, refused with SQLState
+ * 53300 like {@code max_connections}), so the server's other clients are left alone. Loopback only; every process
+ * it started is stopped at the end, on failure and on Ctrl-C.
+ */
+@Command(name = "fleet", header = "Run a fleet of instances through a rolling deploy: direct over budget, direct "
+        + "within budget, and through PgBouncer.", mixinStandardHelpOptions = true, sortOptions = false,
+        description = {"Instances are separate JVMs, each with a HikariCP pool kept full and a db-bulkhead barrier "
+                + "(B = pool), under open-loop load. Timeline per topology: N instances, then N + surge (the "
+                + "rolling deploy's overlap), then N; each phase --phase seconds.",
+            "Needs PostgreSQL on --db-url as a superuser (DB_USER/DB_PASSWORD) and, for the PgBouncer topology, "
+                + "bin/pgbouncer (or --pgbouncer-url and --pgbouncer).",
+            "Exit status: 0 done, 2 bad input or unreachable database or PgBouncer."})
+public final class FleetCommand implements Callable<Integer> {
+    static final String ROLE = "db_bulkhead_fleet";
+
+    @Spec
+    CommandSpec spec;
+
+    @Option(names = "--instances", defaultValue = "3", paramLabel = "N", description = "Instances (default: ${DEFAULT-VALUE}).")
+    int instances;
+
+    @Option(names = "--surge", defaultValue = "2", paramLabel = "N",
+            description = "Extra instances during the rolling deploy (default: ${DEFAULT-VALUE}).")
+    int surge;
+
+    @Option(names = "--limit", defaultValue = "30", paramLabel = "N",
+            description = "The fleet's connection budget on the server: the role's CONNECTION LIMIT (default: ${DEFAULT-VALUE}).")
+    int limit;
+
+    @Option(names = "--pool", defaultValue = "10", paramLabel = "P",
+            description = "Pool size per instance where not sized by the budget (default: ${DEFAULT-VALUE}).")
+    int pool;
+
+    @Option(names = "--rate", defaultValue = "60", paramLabel = "OPS",
+            description = "Arrivals per second per instance (default: ${DEFAULT-VALUE}).")
+    double rate;
+
+    @Option(names = "--sql", defaultValue = "SELECT pg_sleep(0.01)", paramLabel = "SQL",
+            description = "What each operation runs (default: ${DEFAULT-VALUE}).")
+    String sql;
+
+    @Option(names = "--phase", defaultValue = "4", paramLabel = "S", description = "Seconds per phase (default: ${DEFAULT-VALUE}).")
+    double phaseSeconds;
+
+    @Option(names = "--db-url", defaultValue = "jdbc:postgresql://127.0.0.1:5432/bulkhead_pgb", paramLabel = "JDBC_URL",
+            description = "PostgreSQL, directly (default: ${DEFAULT-VALUE}, the database bin/pgbouncer serves).")
+    String dbUrl;
+
+    @Option(names = "--pgbouncer-url", defaultValue = "jdbc:postgresql://127.0.0.1:6432/bulkhead?prepareThreshold=0",
+            paramLabel = "JDBC_URL", description = "The same database through PgBouncer (default: ${DEFAULT-VALUE}).")
+    String pgbouncerUrl;
+
+    @Option(names = "--pgbouncer", defaultValue = "127.0.0.1:6432", paramLabel = "HOST:PORT",
+            description = "PgBouncer's admin console, sampled for SHOW POOLS (default: ${DEFAULT-VALUE}).")
+    String pgbouncer;
+
+    @Option(names = "--topologies", split = ",", defaultValue = "direct-over-budget,direct-within-budget,pgbouncer",
+            paramLabel = "NAME", description = "Topologies to run (default: ${DEFAULT-VALUE}).")
+    List<String> topologies;
+
+    @Option(names = "--report", paramLabel = "DIR", description = "Also write fleet.md and fleet.svg there.")
+    Path report;
+
+    @Override
+    public Integer call() throws Exception {
+        PrintWriter out = spec.commandLine().getOut();
+        PrintWriter err = spec.commandLine().getErr();
+        var problems = new ArrayList<String>();
+        if (instances < 1) {
+            problems.add("--instances must be >= 1, was " + instances);
+        }
+        if (surge < 0 || surge > instances) {
+            problems.add("--surge must be between 0 and --instances (" + instances + "), was " + surge);
+        }
+        if (limit < 1) {
+            problems.add("--limit must be >= 1, was " + limit);
+        }
+        if (pool < 1) {
+            problems.add("--pool must be >= 1, was " + pool);
+        }
+        if (!(rate > 0) || !(phaseSeconds > 0) || phaseSeconds > 600) {
+            problems.add("--rate must be > 0 and --phase between 0 and 600 s, were " + rate + " and " + phaseSeconds);
+        }
+        for (String t : topologies) {
+            if (!List.of("direct-over-budget", "direct-within-budget", "pgbouncer").contains(t)) {
+                problems.add("unknown topology '" + t + "'");
+            }
+        }
+        int withinPool = problems.isEmpty()
+                ? (int) ConnectionBudget.of(instances, surge, 1, Map.of(), limit, 0).largestPoolThatFits() : 0;
+        if (problems.isEmpty() && withinPool < 1 && topologies.contains("direct-within-budget")) {
+            problems.add("--limit " + limit + " leaves no connection for each of " + (instances + surge) + " instances");
+        }
+        if (!problems.isEmpty()) {
+            err.println("error: " + String.join("; ", problems));
+            return 2;
+        }
+        String user = System.getenv().getOrDefault("DB_USER", "postgres");
+        String password = System.getenv().getOrDefault("DB_PASSWORD", "");
+        try (Connection admin = DriverManager.getConnection(dbUrl, user, password); var s = admin.createStatement()) {
+            s.execute("DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '" + ROLE + "') THEN "
+                    + "CREATE ROLE " + ROLE + " LOGIN; END IF; END $$");
+            s.execute("ALTER ROLE " + ROLE + " CONNECTION LIMIT " + limit);
+        } catch (SQLException e) {
+            err.println("error: cannot prepare the fleet's role on " + Secrets.redact(dbUrl) + ": " + e.getMessage());
+            return 2;
+        }
+        var fleet = new Fleet(out);
+        Thread onCtrlC = Thread.ofPlatform().unstarted(fleet::stopAll);
+        Runtime.getRuntime().addShutdownHook(onCtrlC);
+        var results = new LinkedHashMap<String, FleetReport.Run>();
+        try {
+            for (String topology : topologies) {
+                boolean viaPgBouncer = topology.equals("pgbouncer");
+                int size = topology.equals("direct-within-budget") ? withinPool : pool;
+                out.printf("%s: %d instances (+%d during the deploy), pool %d each, %s%n", topology, instances, surge,
+                        size, viaPgBouncer ? "through PgBouncer" : "straight to PostgreSQL");
+                out.flush();
+                clearRole(user, password); // e.g. PgBouncer's idle server connections from an earlier run
+                results.put(topology, fleet.run(topology, viaPgBouncer ? pgbouncerUrl : dbUrl, size,
+                        viaPgBouncer ? pgbouncer : null, user, password));
+            }
+        } catch (IOException | SQLException unreachable) {
+            err.println("error: " + unreachable.getMessage());
+            return 2;
+        } finally {
+            fleet.stopAll();
+            Runtime.getRuntime().removeShutdownHook(onCtrlC);
+            clearRole(user, password);
+        }
+        String settings = String.format(java.util.Locale.ROOT, "%d instances + %d surge, connection limit %d (role %s), "
+                + "pool %d (within budget: %d), %.0f ops/s per instance, sql=`%s`, %.0f s per phase", instances,
+                surge, limit, ROLE, pool, withinPool, rate, sql, phaseSeconds);
+        var table = FleetReport.table(results, limit);
+        out.println(settings);
+        table.forEach(out::println);
+        if (report != null) {
+            Files.createDirectories(report);
+            Files.writeString(report.resolve("fleet.md"), "# Fleet run\n\n" + settings + "\n\n" + String.join("\n", table)
+                    + "\n\n![server connections over time](fleet.svg)\n", StandardCharsets.UTF_8);
+            Files.writeString(report.resolve("fleet.svg"), FleetReport.svg(results, limit), StandardCharsets.UTF_8);
+            out.println("report: " + report.toAbsolutePath());
+        }
+        return 0;
+    }
+
+    /** Ends every session of the fleet's role, so that each topology starts from none and none outlives the run. */
+    private void clearRole(String user, String password) {
+        try (Connection admin = DriverManager.getConnection(dbUrl, user, password); var s = admin.createStatement()) {
+            for (int i = 0; i < 50; i++) {
+                try (var r = s.executeQuery("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                        + "WHERE usename = '" + ROLE + "'")) {
+                    r.next();
+                    if (r.getInt(1) == 0) {
+                        return;
+                    }
+                }
+                Thread.sleep(100);
+            }
+        } catch (SQLException e) {
+            spec.commandLine().getErr().println("warning: could not end the sessions of " + ROLE + ": " + e.getMessage());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** The instance processes of one run, and the sampler. */
+    private final class Fleet {
+        private final PrintWriter out;
+        private final List<Process> running = new CopyOnWriteArrayList<>();
+
+        Fleet(PrintWriter out) {
+            this.out = out;
+        }
+
+        FleetReport.Run run(String topology, String url, int size, String console, String user, String password)
+                throws IOException, SQLException, InterruptedException {
+            var sampler = new FleetSampler(dbUrl, user, password, console, ROLE);
+            var samplerThread = Thread.ofPlatform().daemon().start(sampler);
+            var all = new ArrayList<Process>();
+            try {
+                for (int i = 0; i < instances; i++) {
+                    all.add(start(topology + "-old-" + i, url, size));
+                }
+                pause();
+                for (int i = 0; i < surge; i++) {
+                    all.add(start(topology + "-new-" + i, url, size));
+                }
+                pause();
+                var results = new ArrayList<Map<String, String>>();
+                for (int i = 0; i < surge; i++) {
+                    results.add(stop(all.get(i))); // the rolling deploy retires as many old instances as it started
+                }
+                pause();
+                for (Process p : all.subList(surge, all.size())) {
+                    results.add(stop(p));
+                }
+                return new FleetReport.Run(results, sampler.samples(), sampler.failure());
+            } finally {
+                sampler.stop();
+                samplerThread.join(2_000);
+                all.forEach(this::kill);
+            }
+        }
+
+        private void pause() throws InterruptedException {
+            TimeUnit.MILLISECONDS.sleep((long) (phaseSeconds * 1_000));
+        }
+
+        private Process start(String name, String url, int size) throws IOException {
+            var java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+            var pb = new ProcessBuilder(java, "-Xmx128m", "-XX:TieredStopAtLevel=1", "-cp",
+                    System.getProperty("java.class.path"), FleetInstance.class.getName(), name, url, ROLE,
+                    Integer.toString(size), Integer.toString(size), Integer.toString(size), "50", Double.toString(rate),
+                    sql);
+            pb.environment().put("DB_PASSWORD", "");
+            pb.redirectError(ProcessBuilder.Redirect.DISCARD);
+            Process p = pb.start();
+            running.add(p);
+            out.println("  started " + name);
+            out.flush();
+            return p;
+        }
+
+        /** Closes its input (stop), waits for its result line. */
+        private Map<String, String> stop(Process p) {
+            var result = new LinkedHashMap<String, String>();
+            try {
+                if (p.isAlive()) {
+                    p.getOutputStream().close();
+                }
+                String text = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+                p.waitFor(30, TimeUnit.SECONDS);
+                for (String line : text.split("\n")) {
+                    if (line.startsWith("result ")) {
+                        for (String kv : line.substring(7).trim().split(" ")) {
+                            int eq = kv.indexOf('=');
+                            result.put(kv.substring(0, eq), kv.substring(eq + 1));
+                        }
+                    }
+                }
+            } catch (IOException e) {
+                result.put("error", e.getMessage());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } finally {
+                kill(p);
+            }
+            return result;
+        }
+
+        private void kill(Process p) {
+            if (p.isAlive()) {
+                p.destroyForcibly();
+            }
+            running.remove(p);
+        }
+
+        void stopAll() {
+            running.forEach(Process::destroyForcibly);
+        }
+    }
+}

@@ -1,0 +1,48 @@
+package dev.dbbulkhead.tools;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.api.Test;
+
+/** Every command: an unreachable database is one line and exit 2, never a password, never a stack trace. */
+class CliFailuresTest {
+    private static final String URL = "jdbc:postgresql://app:s3cret@127.0.0.1:1/nowhere?password=s3cret";
+
+    @ParameterizedTest
+    @ValueSource(strings = {"demo", "overload"})
+    void anUnreachableDatabaseIsOneLineAndExit2(String command) throws Exception {
+        var java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        var pb = new ProcessBuilder(java, "-cp", System.getProperty("java.class.path"), Main.class.getName(), command)
+                .redirectErrorStream(true);
+        pb.environment().put("DB_URL", URL);
+        pb.environment().put("DB_PASSWORD", "s3cret");
+        Process p = pb.start();
+        String output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
+        assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        assertThat(p.exitValue()).as(output).isEqualTo(2);
+        List<String> lines = output.lines().filter(l -> !l.startsWith("SLF4J")).toList();
+        assertThat(lines).as(output).hasSize(1);
+        assertThat(lines.get(0)).startsWith("error: ").contains("password=***").doesNotContain("s3cret");
+    }
+
+    @Test
+    void contradictoryOverloadOptionsAreRefusedBeforeAnyWork() {
+        var r = Cli.run("overload", "--concurrent", "8", "--pool", "4");
+        assertThat(r.exit()).isEqualTo(2);
+        assertThat(r.err()).contains("--concurrent (8) must not exceed --pool (4)");
+        assertThat(r.out()).doesNotContain("database:");
+    }
+
+    @Test
+    void oneLineJoinsTheCausesAndMasksPasswords() {
+        var e = new IllegalStateException("cannot reach " + URL, new RuntimeException("refused\n  twice"));
+        assertThat(Main.oneLine(e)).isEqualTo(
+                "cannot reach jdbc:postgresql://app:***@127.0.0.1:1/nowhere?password=***: refused twice");
+    }
+}

@@ -1,0 +1,61 @@
+package dev.dbbulkhead.tools;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A short fleet run on the real topology: instance JVMs straight to PostgreSQL over and within the budget, and
+ * through PgBouncer. Runs where PostgreSQL is on 127.0.0.1:5432 and PgBouncer on 6432 (.ci/run's PgBouncer pass;
+ * bin/pgbouncer locally); skipped elsewhere.
+ */
+class FleetCommandTest {
+    @Test
+    void theServerConnectionsStayWithinTheLimitExceptWherePoolsAreOverBudget(@TempDir Path report) throws Exception {
+        assumeTrue(reachable(5432) && reachable(6432), "needs PostgreSQL on 5432 and PgBouncer on 6432 (bin/pgbouncer)");
+        var r = Cli.run("fleet", "--instances", "1", "--surge", "1", "--limit", "6", "--pool", "4", "--rate", "20",
+                "--phase", "1", "--report", report.toString());
+        assertThat(r.exit()).as(r.err()).isZero();
+        var rows = Arrays.stream(r.out().split("\n")).filter(l -> l.startsWith("| ")).toList();
+        assertThat(rows).hasSize(4);
+        assertThat(cells(rows, "direct-over-budget")[8]).as("server connections over budget: at the limit")
+                .isEqualTo("6");
+        assertThat(Integer.parseInt(cells(rows, "direct-within-budget")[8])).as("within budget").isLessThanOrEqualTo(6);
+        assertThat(cells(rows, "direct-within-budget")[4]).as("refused 53300 within budget").isEqualTo("0");
+        var pgbouncer = cells(rows, "pgbouncer");
+        assertThat(pgbouncer[4]).as("refused 53300 through PgBouncer").isEqualTo("0");
+        assertThat(Integer.parseInt(pgbouncer[8])).as("server connections through PgBouncer").isLessThanOrEqualTo(6);
+        assertThat(Files.readString(report.resolve("fleet.md"))).contains("| pgbouncer |");
+        assertThat(Files.readString(report.resolve("fleet.svg"))).startsWith("<svg").contains("polyline");
+    }
+
+    @Test
+    void contradictoryOptionsAreRefusedBeforeAnyWork() {
+        var r = Cli.run("fleet", "--instances", "2", "--surge", "3", "--limit", "0");
+        assertThat(r.exit()).isEqualTo(2);
+        assertThat(r.err()).contains("--surge must be between 0 and --instances (2), was 3")
+                .contains("--limit must be >= 1, was 0");
+    }
+
+    private static String[] cells(java.util.List<String> rows, String topology) {
+        return rows.stream().filter(l -> l.startsWith("| " + topology + " |")).findFirst().orElseThrow()
+                .split("\\s*\\|\\s*");
+    }
+
+    private static boolean reachable(int port) {
+        try (var socket = new Socket()) {
+            socket.connect(new InetSocketAddress("127.0.0.1", port), 500);
+            return true;
+        } catch (IOException e) {
+            return false;
+        }
+    }
+}
