@@ -14,13 +14,14 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A short fleet run on the real topology: instance JVMs straight to PostgreSQL over and within the budget, and
- * through PgBouncer. Runs where PostgreSQL is on 127.0.0.1:5432 and PgBouncer on 6432 (.ci/run's PgBouncer pass;
- * bin/pgbouncer locally); skipped elsewhere.
+ * through PgBouncer. Runs in the PgBouncer pass (DB_URL on 127.0.0.1:6432, as .ci/run's third pass, or locally after
+ * bin/pgbouncer), where PostgreSQL is on 127.0.0.1:5432 behind it; skipped elsewhere, to keep bin/test short.
  */
 class FleetCommandTest {
     @Test
     void theServerConnectionsStayWithinTheLimitExceptWherePoolsAreOverBudget(@TempDir Path report) throws Exception {
-        assumeTrue(reachable(5432) && reachable(6432), "needs PostgreSQL on 5432 and PgBouncer on 6432 (bin/pgbouncer)");
+        assumeTrue(String.valueOf(System.getenv("DB_URL")).contains("127.0.0.1:6432/") && reachable(5432)
+                && reachable(6432), "the PgBouncer pass only: DB_URL through PgBouncer on 127.0.0.1:6432 (bin/pgbouncer)");
         var r = Cli.run("fleet", "--instances", "1", "--surge", "1", "--limit", "6", "--pool", "4", "--rate", "20",
                 "--phase", "1", "--report", report.toString());
         assertThat(r.exit()).as(r.err()).isZero();
