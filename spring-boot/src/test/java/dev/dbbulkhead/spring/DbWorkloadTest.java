@@ -340,14 +340,13 @@ class DbWorkloadTest {
         }
     }
 
-    @DbWorkload("interactive")
-    @Transactional
-    static class TypeAdmissionFirst {
+    /** The body both annotation orders share; the subclasses differ only in the order of their annotations. */
+    abstract static class TypeInserts {
         private final JdbcClient jdbc;
         private final DbBulkhead db;
         private final Probe probe;
 
-        TypeAdmissionFirst(JdbcClient jdbc, DbBulkhead db, Probe probe) {
+        TypeInserts(JdbcClient jdbc, DbBulkhead db, Probe probe) {
             this.jdbc = jdbc;
             this.db = db;
             this.probe = probe;
@@ -358,21 +357,19 @@ class DbWorkloadTest {
         }
     }
 
+    @DbWorkload("interactive")
+    @Transactional
+    static class TypeAdmissionFirst extends TypeInserts {
+        TypeAdmissionFirst(JdbcClient jdbc, DbBulkhead db, Probe probe) {
+            super(jdbc, db, probe);
+        }
+    }
+
     @Transactional
     @DbWorkload("interactive")
-    static class TypeTransactionalFirst {
-        private final JdbcClient jdbc;
-        private final DbBulkhead db;
-        private final Probe probe;
-
+    static class TypeTransactionalFirst extends TypeInserts {
         TypeTransactionalFirst(JdbcClient jdbc, DbBulkhead db, Probe probe) {
-            this.jdbc = jdbc;
-            this.db = db;
-            this.probe = probe;
-        }
-
-        public long insert(long id) {
-            return DbWorkloadTest.insert(jdbc, db, probe, id);
+            super(jdbc, db, probe);
         }
     }
 

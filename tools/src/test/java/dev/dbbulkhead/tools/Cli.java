@@ -1,6 +1,9 @@
 package dev.dbbulkhead.tools;
 
+import java.io.IOException;
 import java.io.PrintWriter;
+import java.net.InetSocketAddress;
+import java.net.Socket;
 import java.io.StringWriter;
 
 /** Runs the command line in-process, as a user would type it, and keeps what it printed. */
@@ -8,6 +11,16 @@ final class Cli {
     private Cli() {}
 
     record Result(int exit, String out, String err) {}
+
+    /** Whether something listens on 127.0.0.1:{@code port} (PostgreSQL, PgBouncer), for tests that need it. */
+    static boolean listening(int port) {
+        try (var socket = new Socket()) {
+            socket.connect(new InetSocketAddress("127.0.0.1", port), 500);
+            return true;
+        } catch (IOException e) {
+            return false;
+        }
+    }
 
     static Result run(String... args) {
         var out = new StringWriter();

@@ -3,9 +3,6 @@ package dev.dbbulkhead.tools;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import java.io.IOException;
-import java.net.InetSocketAddress;
-import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
@@ -20,8 +17,8 @@ import org.junit.jupiter.api.io.TempDir;
 class FleetCommandTest {
     @Test
     void theServerConnectionsStayWithinTheLimitExceptWherePoolsAreOverBudget(@TempDir Path report) throws Exception {
-        assumeTrue(String.valueOf(System.getenv("DB_URL")).contains("127.0.0.1:6432/") && reachable(5432)
-                && reachable(6432), "the PgBouncer pass only: DB_URL through PgBouncer on 127.0.0.1:6432 (bin/pgbouncer)");
+        assumeTrue(String.valueOf(System.getenv("DB_URL")).contains("127.0.0.1:6432/") && Cli.listening(5432)
+                && Cli.listening(6432), "the PgBouncer pass only: DB_URL through PgBouncer on 127.0.0.1:6432 (bin/pgbouncer)");
         var r = Cli.run("fleet", "--instances", "1", "--surge", "1", "--limit", "6", "--pool", "4", "--rate", "20",
                 "--phase", "1", "--report", report.toString());
         assertThat(r.exit()).as(r.err()).isZero();
@@ -49,14 +46,5 @@ class FleetCommandTest {
     private static String[] cells(java.util.List<String> rows, String topology) {
         return rows.stream().filter(l -> l.startsWith("| " + topology + " |")).findFirst().orElseThrow()
                 .split("\\s*\\|\\s*");
-    }
-
-    private static boolean reachable(int port) {
-        try (var socket = new Socket()) {
-            socket.connect(new InetSocketAddress("127.0.0.1", port), 500);
-            return true;
-        } catch (IOException e) {
-            return false;
-        }
     }
 }

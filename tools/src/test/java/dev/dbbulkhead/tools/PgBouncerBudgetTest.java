@@ -5,8 +5,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.io.IOException;
-import java.net.InetSocketAddress;
-import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -97,20 +95,11 @@ class PgBouncerBudgetTest {
 
     @Test
     void theRealConsoleIsReadOverTheSimpleProtocol() {
-        assumeTrue(reachable(6432), "no PgBouncer on 127.0.0.1:6432 (bin/pgbouncer starts one)");
+        assumeTrue(Cli.listening(6432), "no PgBouncer on 127.0.0.1:6432 (bin/pgbouncer starts one)");
         var r = Cli.run("budget", "--instances", "3", "--pool", "5", "--max-connections", "100", "--reserved", "3",
                 "--pgbouncer", "127.0.0.1:6432", "--pgbouncer-user", "postgres", "--pgbouncer-database", "bulkhead");
         assertThat(r.exit()).as(r.err()).isZero();
         assertThat(r.out()).contains("pgbouncer 127.0.0.1:6432: database 'bulkhead', pool_mode=transaction")
                 .contains("tier 2: PgBouncer(s) → PostgreSQL");
-    }
-
-    private static boolean reachable(int port) {
-        try (var socket = new Socket()) {
-            socket.connect(new InetSocketAddress("127.0.0.1", port), 500);
-            return true;
-        } catch (IOException e) {
-            return false;
-        }
     }
 }
