@@ -122,6 +122,7 @@ public final class Workload {
         } catch (BulkheadRejectedException | InterruptedException settled) {
             throw settled; // nothing is held
         } catch (Throwable unexpected) {
+            lease.failed = true; // a field write first: if abandon() overflows too, the next call settles it
             permits.abandon(lease);
             throw unexpected;
         }

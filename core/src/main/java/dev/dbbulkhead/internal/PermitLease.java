@@ -29,6 +29,12 @@ public final class PermitLease extends Permits.Node implements Lease {
     private boolean reported;
     /** close() was called: if permits are still held, it failed part-way (a stack overflow) and is finished later. */
     private boolean closing;
+    /**
+     * Set by admission, as a plain field write, when something unexpected (a stack overflow) was thrown while this
+     * lease held permits and before it reached the caller: if giving them back failed too, the thread's next call
+     * gives them back. Never set once the caller has the lease.
+     */
+    public boolean failed;
 
     /** Built before any permit is taken: a failure to allocate it then holds nothing. */
     public PermitLease(Workload workload, Permits permits, Telemetry telemetry, Frames.Frame frame,
@@ -49,6 +55,7 @@ public final class PermitLease extends Permits.Node implements Lease {
         this.grantedAt = 0;
         this.reported = false;
         this.closing = false;
+        this.failed = false;
         renew();
         // The thread's current lease from now on; it counts as "inside" only while it holds permits, so nothing
         // needs undoing when admission refuses, and nothing is left to write once the permits are taken.
@@ -106,7 +113,7 @@ public final class PermitLease extends Permits.Node implements Lease {
                     + workload.name() + "': a lease is released by the thread that acquired it (" + thread
                     + "), not by " + Thread.currentThread() + "; nothing was released");
         }
-        if (released()) {
+        if (released) { // the field, not released(): no call before closing is set
             return;
         }
         closing = true; // a field write before any call: see finishClose()
@@ -121,13 +128,14 @@ public final class PermitLease extends Permits.Node implements Lease {
 
     /**
      * A {@link #close()} that a stack overflow interrupted before both permits were back (the caller's code between
-     * acquire and close used up its stack) is finished by the thread's next call to the barrier, at whatever depth
-     * that is, instead of being taken for re-entry. Idempotent, as {@link Permits#abandon} is.
+     * acquire and close used up its stack), or an admission that failed so after taking them ({@link #failed}), is
+     * finished by the thread's next call to the barrier, at whatever depth that is, instead of being taken for
+     * re-entry. Idempotent, as {@link Permits#abandon} is.
      *
      * @return true when this lease was being closed and now holds nothing
      */
     boolean finishClose() {
-        if (!closing) {
+        if (!closing && !failed) {
             return false;
         }
         permits.abandon(this);
