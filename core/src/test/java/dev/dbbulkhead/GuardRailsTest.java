@@ -155,12 +155,16 @@ class GuardRailsTest {
                 .isolation(Isolation.SERIALIZABLE), c -> {
                     try (var s = c.createStatement();
                             var r = s.executeQuery("SELECT current_setting('transaction_read_only') || '/' "
-                                    + "|| current_setting('transaction_isolation')")) {
+                                    + "|| current_setting('transaction_isolation') || '/' "
+                                    + "|| current_setting('default_transaction_read_only') || '/' "
+                                    + "|| current_setting('default_transaction_isolation')")) {
                         r.next();
                         return r.getString(1);
                     }
                 });
-        assertThat(inside).isEqualTo("on/serializable");
+        // This transaction only (SET TRANSACTION), never the session's defaults: behind a transaction-pooling PgBouncer
+        // a session change would land on another server connection (docs/fleet.md).
+        assertThat(inside).isEqualTo("on/serializable/off/read committed");
         assertThat(atClose).containsExactly("false/" + Connection.TRANSACTION_READ_COMMITTED + "/true");
     }
 

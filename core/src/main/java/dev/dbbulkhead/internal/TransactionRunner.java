@@ -106,7 +106,8 @@ public final class TransactionRunner {
                 acquiredAt = timed || deadline != null ? telemetry.now() : 0;
                 poolWait = timed ? acquiredAt - requested : 0;
                 connected();
-                restore = Restore.prepare(raw, options);
+                restore = Restore.prepare(raw, options, options != null
+                        && (options.isReadOnly() || options.isolation() != null) && isPostgres(raw));
                 T value = runWork(work);
                 commit();
                 return value;
@@ -301,12 +302,32 @@ public final class TransactionRunner {
         private static final Restore AUTO_COMMIT_ONLY = new Restore(true, false, -1);
         private static final Restore NOTHING = new Restore(false, false, -1);
 
-        static Restore prepare(Connection raw, TransactionOptions options) throws SQLException {
+        /**
+         * Turns auto-commit off and applies {@code options}. On PostgreSQL ({@code transactionScoped}) with
+         * {@code SET TRANSACTION}, which lasts for this transaction only: the JDBC setters change the session
+         * ({@code SET SESSION CHARACTERISTICS}), which behind a transaction-pooling PgBouncer lands on another server
+         * connection than the transaction (so the isolation is silently lost) and stays there for other clients.
+         */
+        static Restore prepare(Connection raw, TransactionOptions options, boolean transactionScoped)
+                throws SQLException {
             boolean autoCommit = raw.getAutoCommit();
             if (autoCommit) {
                 raw.setAutoCommit(false);
             }
             if (options == null || (!options.isReadOnly() && options.isolation() == null)) {
+                return autoCommit ? AUTO_COMMIT_ONLY : NOTHING;
+            }
+            if (transactionScoped) {
+                var modes = new java.util.ArrayList<String>(2);
+                if (options.isolation() != null) {
+                    modes.add("ISOLATION LEVEL " + options.isolation().name().replace('_', ' '));
+                }
+                if (options.isReadOnly()) {
+                    modes.add("READ ONLY");
+                }
+                try (var statement = raw.createStatement()) {
+                    statement.execute("SET TRANSACTION " + String.join(", ", modes)); // begins the transaction
+                }
                 return autoCommit ? AUTO_COMMIT_ONLY : NOTHING;
             }
             boolean readOnlyChanged = false;
