@@ -13,7 +13,7 @@ import java.util.concurrent.RejectedExecutionException;
  * outcome under overload, and the cheaper it is, the sooner the carrier threads serve admitted work.
  */
 public abstract sealed class BulkheadRejectedException extends RejectedExecutionException
-        permits AdmissionFullException, QueueTimeoutException, DeadlineExceededException {
+        permits AdmissionFullException, QueueTimeoutException, DeadlineExceededException, WouldTimeOutException {
 
     private final String bulkhead;
     private final String workload;

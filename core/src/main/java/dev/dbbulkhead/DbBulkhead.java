@@ -12,8 +12,10 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.function.LongSupplier;
 import javax.sql.DataSource;
 
@@ -80,8 +82,8 @@ public final class DbBulkhead {
         var frames = new Frames();
         var map = new LinkedHashMap<String, Workload>();
         for (var spec : b.specs.values()) {
-            map.put(spec.name(), new Workload(b.name, spec.name(), spec.concurrent(), spec.extraSlots(), frames,
-                    telemetry, runner));
+            map.put(spec.name(), new Workload(b.name, spec.name(), spec.concurrent(), spec.extraSlots(),
+                    b.predictive.contains(spec.name()), frames, telemetry, runner));
         }
         this.workloads = Collections.unmodifiableMap(map);
         this.defaultWorkload = map.values().iterator().next();
@@ -200,6 +202,7 @@ public final class DbBulkhead {
         private final DataSource source;
         private final Map<String, WorkloadSpec> specs = new LinkedHashMap<>();
         private final List<BulkheadListener> listeners = new ArrayList<>();
+        private final Set<String> predictive = new LinkedHashSet<>();
         private String name = "db";
         private int poolSize = -1;
         private LongSupplier nanoClock = System::nanoTime;
@@ -237,6 +240,22 @@ public final class DbBulkhead {
          */
         public Builder poolSize(int poolSize) {
             this.poolSize = Preconditions.atLeast(poolSize, 1, "poolSize");
+            return this;
+        }
+
+        /**
+         * Predictive rejection for these workloads (declared before or after): a caller whose expected wait for an
+         * execution permit (the callers queued ahead, B, and the workload's recent connection hold time) is longer than
+         * it may wait (its queue wait, or what is left of its deadline) is refused at once with
+         * {@link WouldTimeOutException}, instead of being admitted to wait and then time out. The estimate is
+         * {@code (queued + 1) × hold / B}, the mean wait when B permits free up once per average hold; it needs the
+         * clock read twice per operation. Off by default: the article's barrier decides
+         * on counts only. When to use it: {@code docs/sizing.md}.
+         */
+        public Builder predictiveRejection(String... workloads) {
+            for (String w : Preconditions.notNull(workloads, "workloads")) {
+                predictive.add(Preconditions.name(w, "predictiveRejection workload"));
+            }
             return this;
         }
 
@@ -304,6 +323,12 @@ public final class DbBulkhead {
         private Builder validated(boolean checkPoolSize) {
             if (specs.isEmpty()) {
                 throw new IllegalStateException("db-bulkhead '" + name + "': declare at least one workload");
+            }
+            for (String w : predictive) {
+                if (!specs.containsKey(w)) {
+                    throw new IllegalArgumentException("db-bulkhead '" + name + "': predictiveRejection names workload '"
+                            + w + "', which is not declared; declared: " + specs.keySet());
+                }
             }
             int pool = !checkPoolSize ? -1 : poolSize > 0 ? poolSize : PoolSizes.maximumPoolSize(source);
             if (checkPoolSize && pool <= 0) {

@@ -8,6 +8,11 @@ public enum RejectionReason {
     QUEUE_TIMEOUT,
     /** The deadline passed before work ran. {@link DeadlineExceededException}. */
     DEADLINE,
+    /**
+     * Predictive rejection: the expected wait for an execution permit (queue position, B, recent hold time) was
+     * longer than the caller may wait: refused at once instead of waiting to time out. {@link WouldTimeOutException}.
+     */
+    WOULD_TIME_OUT,
     /** The caller was interrupted while waiting for an execution permit ({@link InterruptedException}). */
     INTERRUPTED
 }

@@ -3,6 +3,7 @@ package dev.dbbulkhead;
 import dev.dbbulkhead.DbBulkhead.SqlWork;
 import dev.dbbulkhead.internal.DeadlinePassed;
 import dev.dbbulkhead.internal.Frames;
+import dev.dbbulkhead.internal.HoldTimes;
 import dev.dbbulkhead.internal.Nanos;
 import dev.dbbulkhead.internal.PermitLease;
 import dev.dbbulkhead.internal.Permits;
@@ -33,18 +34,21 @@ public final class Workload {
     private final int concurrent;
     private final int extraSlots;
     private final Permits permits;
+    /** Recent hold times, for predictive rejection; null when the workload does not predict. */
+    private final HoldTimes holds;
     private final Frames frames;
     private final Telemetry telemetry;
     private final TransactionRunner runner;
 
-    Workload(String bulkhead, String name, int concurrent, int extraSlots, Frames frames, Telemetry telemetry,
-            TransactionRunner runner) {
+    Workload(String bulkhead, String name, int concurrent, int extraSlots, boolean predictive, Frames frames,
+            Telemetry telemetry, TransactionRunner runner) {
         this.bulkhead = bulkhead;
         this.name = name;
         this.concurrent = concurrent;
         this.extraSlots = extraSlots;
         Preconditions.sum(concurrent, "concurrent", extraSlots, "extraSlots");
         this.permits = new Permits(concurrent, extraSlots);
+        this.holds = predictive ? new HoldTimes() : null;
         this.frames = frames;
         this.telemetry = telemetry;
         this.runner = runner;
@@ -115,10 +119,10 @@ public final class Workload {
         Frames.Frame frame = frames.enter(this);
         boolean timed = telemetry.timed();
         // A lease handed to the caller is its own; the one inside transaction() is the thread's spare, reused.
-        var lease = measure ? new PermitLease(this, permits, telemetry, frame, deadline, timed)
-                : frame.transactionLease(this, permits, telemetry, deadline, timed);
+        var lease = measure ? new PermitLease(this, permits, holds, telemetry, frame, deadline, timed)
+                : frame.transactionLease(this, permits, holds, telemetry, deadline, timed);
         try {
-            return admit(lease, queueWait, deadline, timed, timed || measure || deadline != null);
+            return admit(lease, queueWait, deadline, timed, timed || measure || deadline != null || holds != null);
         } catch (BulkheadRejectedException | InterruptedException settled) {
             throw settled; // nothing is held
         } catch (Throwable unexpected) {
@@ -142,6 +146,16 @@ public final class Workload {
             if (remaining <= waitNanos) {
                 waitNanos = remaining;
                 deadlineBinds = true;
+            }
+        }
+        if (holds != null) {
+            lease.granted(0, start); // the grant time if no wait follows; nothing is held yet, so a call is safe
+            int queued = permits.waiting();
+            long expected = holds.expectedWaitNanos(queued, permits.available(), concurrent);
+            if (expected > waitNanos) {
+                telemetry.rejected(this, RejectionReason.WOULD_TIME_OUT, 0);
+                throw new WouldTimeOutException(bulkhead, name, concurrent, extraSlots, expected, waitNanos, queued,
+                        telemetry.stackTraces());
             }
         }
         int entered;
@@ -235,6 +249,19 @@ public final class Workload {
     /** Operations holding an execution permit now (≤ B). */
     public int executing() {
         return permits.executing();
+    }
+
+    /** Whether this workload refuses at once a caller whose expected wait exceeds what it may wait. */
+    public boolean predictive() {
+        return holds != null;
+    }
+
+    /**
+     * The recent average connection hold time of this workload, for predictive rejection; {@link Duration#ZERO}
+     * without it or before the first operation. For observation.
+     */
+    public Duration recentHoldTime() {
+        return holds == null ? Duration.ZERO : Duration.ofNanos(holds.averageNanos());
     }
 
     /** Operations queued for an execution permit now (≤ Q). */

@@ -18,15 +18,15 @@ public final class Frames {
         PermitLease spare;
 
         /** A lease for {@code transaction()}: the spare, reset, or a new one that becomes the spare. */
-        public PermitLease transactionLease(Workload workload, Permits permits, Telemetry telemetry,
+        public PermitLease transactionLease(Workload workload, Permits permits, HoldTimes holds, Telemetry telemetry,
                 Deadline deadline, boolean timed) {
             PermitLease lease = spare;
             if (lease == null || !lease.reusable()) {
-                lease = new PermitLease(workload, permits, telemetry, this, deadline, timed);
+                lease = new PermitLease(workload, permits, holds, telemetry, this, deadline, timed);
                 spare = lease;
                 return lease;
             }
-            return lease.reset(workload, permits, telemetry, deadline, timed);
+            return lease.reset(workload, permits, holds, telemetry, deadline, timed);
         }
     }
 

@@ -33,4 +33,11 @@ public final class Nanos {
             return duration.isNegative() ? Long.MIN_VALUE : Long.MAX_VALUE;
         }
     }
+
+    /** {@code a × b} for non-negative operands, saturating at {@link Long#MAX_VALUE}. */
+    public static long saturatedMultiply(long a, long b) {
+        long high = Math.multiplyHigh(a, b);
+        long low = a * b;
+        return high != 0 || low < 0 ? Long.MAX_VALUE : low;
+    }
 }

@@ -21,6 +21,7 @@ public final class PermitLease extends Permits.Node implements Lease {
     private Workload workload;
     private Permits permits;
     private Telemetry telemetry;
+    private HoldTimes holds;
     private Deadline deadline;
     private boolean timed;
     private long permitWaitNanos;
@@ -37,17 +38,19 @@ public final class PermitLease extends Permits.Node implements Lease {
     public boolean failed;
 
     /** Built before any permit is taken: a failure to allocate it then holds nothing. */
-    public PermitLease(Workload workload, Permits permits, Telemetry telemetry, Frames.Frame frame,
+    public PermitLease(Workload workload, Permits permits, HoldTimes holds, Telemetry telemetry, Frames.Frame frame,
             Deadline deadline, boolean timed) {
         super(Thread.currentThread());
         this.frame = frame;
-        reset(workload, permits, telemetry, deadline, timed);
+        reset(workload, permits, holds, telemetry, deadline, timed);
     }
 
     /** For another operation of the same thread, once the previous one has fully ended (its node unlinked). */
-    PermitLease reset(Workload workload, Permits permits, Telemetry telemetry, Deadline deadline, boolean timed) {
+    PermitLease reset(Workload workload, Permits permits, HoldTimes holds, Telemetry telemetry, Deadline deadline,
+            boolean timed) {
         this.workload = workload;
         this.permits = permits;
+        this.holds = holds;
         this.telemetry = telemetry;
         this.deadline = deadline;
         this.timed = timed;
@@ -122,6 +125,9 @@ public final class PermitLease extends Permits.Node implements Lease {
             if (timed) {
                 telemetry.finished(workload, Outcome.RELEASED, permitWaitNanos, 0, telemetry.now() - grantedAt, 0);
             }
+        }
+        if (holds != null) {
+            holds.record(telemetry.now() - grantedAt);
         }
         permits.exit(this);
     }

@@ -72,7 +72,12 @@ public final class DbBulkheadAutoConfiguration {
     DbBulkhead dbBulkhead(DataSource dataSource, DbBulkheadSettings settings,
             ObjectProvider<BulkheadListener> listeners) {
         var builder = DbBulkhead.builder(dataSource).name(settings.name());
-        settings.workloads().forEach(w -> builder.workload(w.name(), w.concurrent(), w.extraSlots()));
+        settings.workloads().forEach(w -> {
+            builder.workload(w.name(), w.concurrent(), w.extraSlots());
+            if (w.predictiveRejection()) {
+                builder.predictiveRejection(w.name());
+            }
+        });
         listeners.orderedStream().forEach(builder::listener);
         return builder.build();
     }

@@ -47,6 +47,16 @@ public class DbBulkheadProperties {
         private Duration deadline;
         /** Allow REQUIRES_NEW (a second connection) while an admitted transaction is suspended on the thread. */
         private boolean allowRequiresNew;
+        /** Refuse at once a caller whose expected wait for a permit exceeds its queue wait or deadline. */
+        private boolean predictiveRejection;
+
+        public boolean isPredictiveRejection() {
+            return predictiveRejection;
+        }
+
+        public void setPredictiveRejection(boolean predictiveRejection) {
+            this.predictiveRejection = predictiveRejection;
+        }
 
         public Integer getConcurrent() {
             return concurrent;

@@ -21,7 +21,7 @@ public final class DbBulkheadSettings {
 
     /** One workload, checked. {@code deadline} is null when none is set. */
     public record WorkloadSettings(String name, int concurrent, int extraSlots, Duration queueWait,
-            Duration deadline, boolean allowRequiresNew) {
+            Duration deadline, boolean allowRequiresNew, boolean predictiveRejection) {
         /** The property prefix of this workload. */
         String property(String field) {
             return PREFIX + "workloads." + name + "." + field;
@@ -55,7 +55,8 @@ public final class DbBulkheadSettings {
         if (properties.getWorkloads().isEmpty()) {
             int concurrent = poolSize > 0 ? poolSize : 10;
             workloads.put(DEFAULT_WORKLOAD,
-                    new WorkloadSettings(DEFAULT_WORKLOAD, concurrent, concurrent, DEFAULT_QUEUE_WAIT, null, false));
+                    new WorkloadSettings(DEFAULT_WORKLOAD, concurrent, concurrent, DEFAULT_QUEUE_WAIT, null, false,
+                            false));
         }
         properties.getWorkloads().forEach((key, w) -> workloads.put(key, workload(key, w)));
         String defaultWorkload = defaultWorkload(properties.getDefaultWorkload(), workloads);
@@ -94,7 +95,7 @@ public final class DbBulkheadSettings {
             throw invalid(field + "deadline", w.getDeadline(), "must be > 0 (leave it unset for none)");
         }
         return new WorkloadSettings(key, w.getConcurrent(), extraSlots, queueWait, w.getDeadline(),
-                w.isAllowRequiresNew());
+                w.isAllowRequiresNew(), w.isPredictiveRejection());
     }
 
     private static String defaultWorkload(String configured, Map<String, WorkloadSettings> workloads) {

@@ -59,13 +59,16 @@ class AutoConfigurationTest {
         runner.withPropertyValues("db-bulkhead.name=orders-db", "db-bulkhead.default-workload=interactive",
                 "db-bulkhead.workloads.batch.concurrent=2", "db-bulkhead.workloads.interactive.concurrent=6",
                 "db-bulkhead.workloads.interactive.extra-slots=12", "db-bulkhead.workloads.interactive.queue-wait=50ms",
-                "db-bulkhead.workloads.interactive.deadline=2s").run(context -> {
+                "db-bulkhead.workloads.interactive.deadline=2s",
+                "db-bulkhead.workloads.interactive.predictive-rejection=true").run(context -> {
                     var db = context.getBean(DbBulkhead.class);
                     assertThat(db.name()).isEqualTo("orders-db");
                     assertThat(db.defaultWorkload().name()).isEqualTo("interactive");
                     assertThat(db.workload("interactive").extraSlots()).isEqualTo(12);
                     assertThat(db.workload("batch").concurrent()).isEqualTo(2);
                     assertThat(db.workload("batch").extraSlots()).isZero();
+                    assertThat(db.workload("interactive").predictive()).isTrue();
+                    assertThat(db.workload("batch").predictive()).isFalse();
                     var settings = context.getBean(DbBulkheadSettings.class);
                     assertThat(settings.workload("interactive").queueWait()).isEqualTo(Duration.ofMillis(50));
                     assertThat(settings.workload("interactive").deadline()).isEqualTo(Duration.ofSeconds(2));

@@ -3,6 +3,7 @@ package dev.dbbulkhead.tools;
 import dev.dbbulkhead.AdmissionFullException;
 import dev.dbbulkhead.DbBulkhead;
 import dev.dbbulkhead.QueueTimeoutException;
+import dev.dbbulkhead.WouldTimeOutException;
 import io.github.resilience4j.bulkhead.Bulkhead;
 import io.github.resilience4j.bulkhead.BulkheadConfig;
 import io.github.resilience4j.bulkhead.BulkheadFullException;
@@ -21,6 +22,7 @@ enum Barriers {
     ARTICLE("article"),
     DB_BULKHEAD("db-bulkhead"),
     DB_BULKHEAD_TRACES("db-bulkhead-traces"),
+    DB_BULKHEAD_PREDICTIVE("db-bulkhead-predictive"),
     RESILIENCE4J("resilience4j");
 
     final String label;
@@ -35,13 +37,13 @@ enum Barriers {
                 return b;
             }
         }
-        throw new IllegalArgumentException("unknown configuration '" + label + "'; known: pool-only, article, "
-                + "db-bulkhead, db-bulkhead-traces, resilience4j");
+        throw new IllegalArgumentException("unknown configuration '" + label + "'; known: "
+                + java.util.Arrays.stream(values()).map(b -> b.label).toList());
     }
 
     /** How one operation ended. */
     enum Result {
-        SUCCEEDED, REJECTED_FULL, REJECTED_TIMEOUT, FAILED_POOL_TIMEOUT, FAILED_OTHER
+        SUCCEEDED, REJECTED_FULL, REJECTED_PREDICTED, REJECTED_TIMEOUT, FAILED_POOL_TIMEOUT, FAILED_OTHER
     }
 
     /** The SQL of one operation, run on a connection in a transaction; tells the caller when it starts. */
@@ -58,9 +60,10 @@ enum Barriers {
         return switch (this) {
             case POOL_ONLY -> op -> plainTransaction(pool, op);
             case ARTICLE -> articleBarrier(pool, concurrent, extraSlots, wait);
-            case DB_BULKHEAD, DB_BULKHEAD_TRACES -> {
-                var gate = DbBulkhead.builder(pool).name("overload").workload("default", concurrent, extraSlots)
-                        .rejectionStackTraces(this == DB_BULKHEAD_TRACES).build();
+            case DB_BULKHEAD, DB_BULKHEAD_TRACES, DB_BULKHEAD_PREDICTIVE -> {
+                var builder = DbBulkhead.builder(pool).name("overload").workload("default", concurrent, extraSlots)
+                        .rejectionStackTraces(this == DB_BULKHEAD_TRACES);
+                var gate = (this == DB_BULKHEAD_PREDICTIVE ? builder.predictiveRejection("default") : builder).build();
                 yield op -> gate.transaction(wait, c -> {
                     op.run(c);
                     return null;
@@ -134,6 +137,9 @@ enum Barriers {
         }
         if (t instanceof AdmissionFullException) {
             return Result.REJECTED_FULL;
+        }
+        if (t instanceof WouldTimeOutException) {
+            return Result.REJECTED_PREDICTED;
         }
         if (t instanceof QueueTimeoutException || t instanceof ArticleTimeout || t instanceof BulkheadFullException) {
             return Result.REJECTED_TIMEOUT;

@@ -17,9 +17,9 @@ import org.HdrHistogram.Histogram;
 final class OverloadReport {
     private OverloadReport() {}
 
-    static final String HEADER = "| scenario | configuration | succeeded | rejected full / timeout | failed pool / other "
+    static final String HEADER = "| scenario | configuration | succeeded | rejected full / predicted / timeout | failed pool / other "
             + "| wall s | goodput /s | succeeded p50 / p99 / max ms | failures p50 / p99 / max ms "
-            + "| admission full: in call p50 / p99 µs | peak waiting | peak heap MB |";
+            + "| refused at once: in call p50 / p99 µs | peak waiting | peak heap MB |";
 
     static double median(List<OverloadRun> runs, ToDoubleFunction<OverloadRun> metric) {
         double[] v = runs.stream().mapToDouble(metric).sorted().toArray();
@@ -51,6 +51,7 @@ final class OverloadReport {
             lines.add("| " + k[0] + " | " + k[1]
                     + " | " + n(median(list, r -> r.count(Result.SUCCEEDED)))
                     + " | " + n(median(list, r -> r.count(Result.REJECTED_FULL))) + " / "
+                    + n(median(list, r -> r.count(Result.REJECTED_PREDICTED))) + " / "
                     + n(median(list, r -> r.count(Result.REJECTED_TIMEOUT)))
                     + " | " + n(median(list, r -> r.count(Result.FAILED_POOL_TIMEOUT))) + " / "
                     + n(median(list, r -> r.count(Result.FAILED_OTHER)))
@@ -74,7 +75,8 @@ final class OverloadReport {
         md.append("# Overload comparison\n\n").append(settings).append("\n\n");
         md.append("Medians over the repetitions. Latency counts from each operation's intended start (the burst's ")
                 .append("release, or its slot in the open loop). \"Failures\" are rejections and pool timeouts ")
-                .append("together; \"in call\" is the time a caller rejected because admission was full spent inside ")
+                .append("together; \"predicted\" are predictive rejections (the expected wait exceeded the queue wait); ")
+                .append("\"in call\" is the time a caller refused at once (admission full or predicted) spent inside ")
                 .append("the barrier (queue timeouts wait by design and are left out).\n\n");
         table.forEach(line -> md.append(line).append('\n'));
         md.append("\n![goodput and p99 latency per configuration](overload.svg)\n");

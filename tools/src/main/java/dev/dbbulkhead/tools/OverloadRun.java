@@ -149,7 +149,7 @@ final class OverloadRun {
         long latency = Math.max(0, end - intended);
         switch (result) {
             case SUCCEEDED -> succeeded.recordValue(Math.min(latency, HIGHEST));
-            case REJECTED_FULL -> {
+            case REJECTED_FULL, REJECTED_PREDICTED -> {
                 failed.recordValue(Math.min(latency, HIGHEST));
                 fullInCall.recordValue(Math.min(end - callStart, HIGHEST));
             }

@@ -71,6 +71,7 @@ public class DbBulkheadProblemResolver implements HandlerExceptionResolver, Orde
             case ADMISSION_FULL -> "every admission slot is taken";
             case QUEUE_TIMEOUT -> "no capacity freed up within the queue wait";
             case DEADLINE -> "the request's deadline passed before it reached the database";
+            case WOULD_TIME_OUT -> "the expected wait for capacity is longer than the request may wait";
             case INTERRUPTED -> "the request was interrupted while waiting";
         };
         return "{\"type\":\"about:blank\",\"title\":\"Service Unavailable\",\"status\":503,\"detail\":"
