@@ -32,7 +32,7 @@ class OverloadCommandTest {
             assertThat(failed[1]).as("no unexpected failures: %s", row).isZero();
         }
         // Pool-only never rejects; the barriers never let a caller reach the pool's timeout.
-        assertThat(rows).filteredOn(l -> l.contains("| pool-only |")).allMatch(l -> l.contains("| 0 / 0 |"));
+        assertThat(rows).filteredOn(l -> l.contains("| pool-only |")).allMatch(l -> l.contains("| 0 / 0 / 0 |"));
         assertThat(rows).filteredOn(l -> l.contains("| db-bulkhead |"))
                 .allMatch(l -> l.split("\\|")[5].trim().equals("0 / 0"));
         assertThat(Files.readString(dir.resolve("overload.md"))).contains("# Overload comparison", "| burst | db-bulkhead |");
