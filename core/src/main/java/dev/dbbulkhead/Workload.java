@@ -264,6 +264,15 @@ public final class Workload {
         return holds == null ? Duration.ZERO : Duration.ofNanos(holds.averageNanos());
     }
 
+    /**
+     * The wait that predictive rejection expects for a caller arriving now: {@code (queued + 1) × recent hold / B}
+     * with no permit free, else zero; {@link Duration#ZERO} without predictive rejection. For observation.
+     */
+    public Duration expectedWait() {
+        return holds == null ? Duration.ZERO
+                : Duration.ofNanos(holds.expectedWaitNanos(permits.waiting(), permits.available(), concurrent));
+    }
+
     /** Operations queued for an execution permit now (≤ Q). */
     public int waiting() {
         return permits.waiting();

@@ -44,8 +44,10 @@ class PredictiveRejectionTest {
         Workload w = predictive();
         teach(w, 3, 0.2);
         assertThat(w.recentHoldTime()).isBetween(Duration.ofMillis(150), Duration.ofSeconds(2));
+        assertThat(w.expectedWait()).as("a permit is free").isZero();
         try (var g = new Gate()) {
             g.hold(w, 1);
+            assertThat(w.expectedWait()).as("behind the holder: (0 + 1) × hold / B").isEqualTo(w.recentHoldTime());
             int slots = w.availableSlots();
             // Expected: (0 queued + 1) × ~200 ms / B ≈ 200 ms, more than the 50 ms this caller may wait.
             assertThatThrownBy(() -> w.transaction(Duration.ofMillis(50), c -> 1))

@@ -35,6 +35,10 @@ public final class BulkheadMeterNames {
     public static final String SLOTS_MAX = "db.bulkhead.slots.max";
 
     /** Tag: the barrier's name. */
+    /** Predictive workloads only: the recent average connection hold time, seconds. */
+    public static final String HOLD_RECENT = "db.bulkhead.hold.recent";
+    /** Predictive workloads only: the wait a caller arriving now would be expected to have, seconds. */
+    public static final String WAIT_EXPECTED = "db.bulkhead.wait.expected";
     public static final String BULKHEAD = "bulkhead";
     /** Tag: the workload's name. */
     public static final String WORKLOAD = "workload";

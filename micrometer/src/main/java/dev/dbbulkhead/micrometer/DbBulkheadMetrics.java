@@ -4,6 +4,7 @@ import static dev.dbbulkhead.micrometer.BulkheadMeterNames.BULKHEAD;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.CONNECTION_USE;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.CONNECTION_WAIT;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.EXECUTING;
+import static dev.dbbulkhead.micrometer.BulkheadMeterNames.HOLD_RECENT;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.OPERATIONS;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.OUTCOME;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.PENDING;
@@ -14,6 +15,7 @@ import static dev.dbbulkhead.micrometer.BulkheadMeterNames.REASON;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.REJECTIONS;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.SLOTS_AVAILABLE;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.SLOTS_MAX;
+import static dev.dbbulkhead.micrometer.BulkheadMeterNames.WAIT_EXPECTED;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.WORK;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.WORKLOAD;
 
@@ -81,12 +83,22 @@ public final class DbBulkheadMetrics implements BulkheadListener {
             gauge(SLOTS_AVAILABLE, "free admission slots", w, Workload::availableSlots, tags);
             gauge(PERMITS_MAX, "B, the execution budget", w, Workload::concurrent, tags);
             gauge(SLOTS_MAX, "B + Q, the admission budget", w, x -> x.concurrent() + (double) x.extraSlots(), tags);
+            if (w.predictive()) {
+                seconds(HOLD_RECENT, "recent average connection hold time (predictive rejection)", w,
+                        x -> x.recentHoldTime().toNanos() / 1e9, tags);
+                seconds(WAIT_EXPECTED, "expected wait of a caller arriving now (predictive rejection)", w,
+                        x -> x.expectedWait().toNanos() / 1e9, tags);
+            }
         }
         return bulkhead;
     }
 
     private void gauge(String name, String description, Workload w, ToDoubleFunction<Workload> value, Tags tags) {
         Gauge.builder(name, w, value).description(description).tags(tags).baseUnit("operations").register(registry);
+    }
+
+    private void seconds(String name, String description, Workload w, ToDoubleFunction<Workload> value, Tags tags) {
+        Gauge.builder(name, w, value).description(description).tags(tags).baseUnit("seconds").register(registry);
     }
 
     private Tags tags(Workload w) {

@@ -150,6 +150,27 @@ class DbBulkheadMetricsTest {
         assertThat(timerCount(BulkheadMeterNames.CONNECTION_USE)).as("no hold without a connection").isEqualTo(1);
     }
 
+    @Test
+    void predictiveWorkloadsShowTheirRecentHoldTimeAndExpectedWait() throws Exception {
+        var gate = metrics.bind(DbBulkhead.builder(pool).name("orders-db").listener(metrics)
+                .workload("interactive", 1, 4).predictiveRejection("interactive").build());
+        for (int i = 0; i < 3; i++) {
+            gate.transaction(Duration.ZERO, c -> {
+                try (var s = c.createStatement()) {
+                    s.execute("SELECT pg_sleep(0.05)");
+                }
+                return null;
+            });
+        }
+        assertThat(gauge(BulkheadMeterNames.HOLD_RECENT)).as("seconds").isBetween(0.04, 2.0);
+        assertThat(gauge(BulkheadMeterNames.WAIT_EXPECTED)).as("a permit is free").isZero();
+        try (var lease = gate.acquire(Duration.ZERO)) {
+            assertThat(gauge(BulkheadMeterNames.WAIT_EXPECTED)).as("behind the held permit: (0 + 1) × hold / 1")
+                    .isEqualTo(gauge(BulkheadMeterNames.HOLD_RECENT));
+        }
+        assertThat(registry.find(BulkheadMeterNames.HOLD_RECENT).tags("workload", "other").gauge()).isNull();
+    }
+
     private static void awaitLatch(CountDownLatch latch) throws SQLException {
         try {
             if (!latch.await(30, TimeUnit.SECONDS)) {
