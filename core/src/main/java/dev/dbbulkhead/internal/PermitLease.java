@@ -120,14 +120,16 @@ public final class PermitLease extends Permits.Node implements Lease {
             return;
         }
         closing = true; // a field write before any call: see finishClose()
-        if (!reported) {
-            reported = true;
-            if (timed) {
-                telemetry.finished(workload, Outcome.RELEASED, permitWaitNanos, 0, telemetry.now() - grantedAt, 0);
+        boolean report = !reported && timed;
+        reported = true;
+        if (report || holds != null) {
+            long held = telemetry.now() - grantedAt; // one clock read for both
+            if (report) {
+                telemetry.finished(workload, Outcome.RELEASED, permitWaitNanos, 0, held, 0);
             }
-        }
-        if (holds != null) {
-            holds.record(telemetry.now() - grantedAt);
+            if (holds != null) {
+                holds.record(held);
+            }
         }
         permits.exit(this);
     }

@@ -12,6 +12,7 @@ import java.sql.DatabaseMetaData;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.ArrayList;
 import java.util.stream.BaseStream;
 import javax.sql.DataSource;
 
@@ -106,8 +107,7 @@ public final class TransactionRunner {
                 acquiredAt = timed || deadline != null ? telemetry.now() : 0;
                 poolWait = timed ? acquiredAt - requested : 0;
                 connected();
-                restore = Restore.prepare(raw, options, options != null
-                        && (options.isReadOnly() || options.isolation() != null) && isPostgres(raw));
+                restore = Restore.prepare(raw, options, TransactionRunner.this);
                 T value = runWork(work);
                 commit();
                 return value;
@@ -303,12 +303,12 @@ public final class TransactionRunner {
         private static final Restore NOTHING = new Restore(false, false, -1);
 
         /**
-         * Turns auto-commit off and applies {@code options}. On PostgreSQL ({@code transactionScoped}) with
+         * Turns auto-commit off and applies {@code options}. On PostgreSQL ({@code runner} tells) with
          * {@code SET TRANSACTION}, which lasts for this transaction only: the JDBC setters change the session
          * ({@code SET SESSION CHARACTERISTICS}), which behind a transaction-pooling PgBouncer lands on another server
          * connection than the transaction (so the isolation is silently lost) and stays there for other clients.
          */
-        static Restore prepare(Connection raw, TransactionOptions options, boolean transactionScoped)
+        static Restore prepare(Connection raw, TransactionOptions options, TransactionRunner runner)
                 throws SQLException {
             boolean autoCommit = raw.getAutoCommit();
             if (autoCommit) {
@@ -317,8 +317,8 @@ public final class TransactionRunner {
             if (options == null || (!options.isReadOnly() && options.isolation() == null)) {
                 return autoCommit ? AUTO_COMMIT_ONLY : NOTHING;
             }
-            if (transactionScoped) {
-                var modes = new java.util.ArrayList<String>(2);
+            if (runner.isPostgres(raw)) {
+                var modes = new ArrayList<String>(2);
                 if (options.isolation() != null) {
                     modes.add("ISOLATION LEVEL " + options.isolation().name().replace('_', ' '));
                 }
