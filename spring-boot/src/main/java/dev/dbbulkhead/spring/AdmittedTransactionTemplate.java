@@ -42,7 +42,7 @@ public class AdmittedTransactionTemplate {
     /** Runs {@code action} in a transaction admitted to {@code workload}. */
     public <T> T execute(String workload, TransactionCallback<T> action) {
         return admission.call(workload, null, "AdmittedTransactionTemplate.execute",
-                lease -> templateFor(admission.currentDeadline()).execute(action));
+                () -> templateFor(admission.currentDeadline()).execute(action));
     }
 
     private TransactionTemplate templateFor(Deadline deadline) {

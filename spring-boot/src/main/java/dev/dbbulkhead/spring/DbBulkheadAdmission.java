@@ -37,10 +37,10 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  * <p>Thread-safe.
  */
 public class DbBulkheadAdmission implements TransactionExecutionListener {
-    /** Code run inside an admission; gets the lease (the outer one when it joined). */
+    /** Code run inside an admission ({@link #currentLease()} and {@link #currentDeadline()} tell its lease). */
     @FunctionalInterface
     public interface AdmittedCall<T, E extends Throwable> {
-        T call(Lease lease) throws E;
+        T call() throws E;
     }
 
     /** One thread's admission: its lease, and the physical transactions it has open. */
@@ -93,7 +93,7 @@ public class DbBulkheadAdmission implements TransactionExecutionListener {
         Scope outer = scope.get();
         if (outer != null) {
             if (outer.workload.name().equals(target.name())) {
-                return call.call(outer.lease); // joins: same budget, no second permit
+                return call.call(); // joins: same budget, no second permit
             }
             throw new IllegalStateException(caller + " needs workload '" + target.name() + "' while this thread is "
                     + "already admitted to workload '" + outer.workload.name() + "' of db-bulkhead '"
@@ -114,7 +114,7 @@ public class DbBulkheadAdmission implements TransactionExecutionListener {
         admitted.lease = lease;
         scope.set(admitted);
         try (lease) {
-            return call.call(lease);
+            return call.call();
         } finally {
             scope.remove();
         }

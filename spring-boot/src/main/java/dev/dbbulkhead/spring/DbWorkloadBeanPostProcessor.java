@@ -48,7 +48,7 @@ public class DbWorkloadBeanPostProcessor extends AbstractBeanFactoryAwareAdvisin
             Class<?> type = self != null ? AopUtils.getTargetClass(self) : invocation.getMethod().getDeclaringClass();
             Target target = targets.computeIfAbsent(invocation.getMethod(), m -> target(m, type));
             return admission.getObject().call(target.workload(), target.queueWait(), target.caller(),
-                    lease -> invocation.proceed());
+                    invocation::proceed);
         }
 
         private static Target target(Method method, Class<?> type) {

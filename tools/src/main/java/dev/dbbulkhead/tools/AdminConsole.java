@@ -35,6 +35,24 @@ final class AdminConsole implements AutoCloseable {
         this.out = new DataOutputStream(new BufferedOutputStream(socket.getOutputStream()));
     }
 
+    /**
+     * Connects to the console at {@code hostPort} ({@code HOST:PORT}, as {@code --pgbouncer} takes it).
+     *
+     * @throws IllegalArgumentException naming {@code --pgbouncer} when {@code hostPort} is not HOST:PORT
+     */
+    static AdminConsole connect(String hostPort, String user, String password) throws IOException {
+        int colon = hostPort.lastIndexOf(':');
+        try {
+            if (colon > 0) {
+                return connect(hostPort.substring(0, colon), Integer.parseInt(hostPort.substring(colon + 1)), user,
+                        password);
+            }
+        } catch (NumberFormatException notAPort) {
+            // reported below
+        }
+        throw new IllegalArgumentException("--pgbouncer must be HOST:PORT, was " + hostPort);
+    }
+
     /** Connects to the console database {@code pgbouncer} at {@code host:port} as {@code user}. */
     static AdminConsole connect(String host, int port, String user, String password) throws IOException {
         var socket = new Socket();

@@ -146,17 +146,7 @@ public final class BudgetCommand implements Callable<Integer> {
         }
         PgBouncerSettings read = null;
         if (pgbouncer != null) {
-            int colon = pgbouncer.lastIndexOf(':');
-            if (colon <= 0) {
-                throw new IllegalArgumentException("--pgbouncer must be HOST:PORT, was " + pgbouncer);
-            }
-            int port;
-            try {
-                port = Integer.parseInt(pgbouncer.substring(colon + 1));
-            } catch (NumberFormatException e) {
-                throw new IllegalArgumentException("--pgbouncer must be HOST:PORT, was " + pgbouncer);
-            }
-            try (var console = AdminConsole.connect(pgbouncer.substring(0, colon), port, pgbouncerUser,
+            try (var console = AdminConsole.connect(pgbouncer, pgbouncerUser,
                     System.getenv().getOrDefault("PGBOUNCER_PASSWORD", ""))) {
                 read = PgBouncerSettings.of(console.query("SHOW CONFIG"), console.query("SHOW DATABASES"),
                         pgbouncerDatabase);

@@ -40,9 +40,7 @@ final class FleetSampler implements Runnable {
                 var q = c.prepareStatement("SELECT count(*) FROM pg_stat_activity WHERE usename = ?")) {
             q.setString(1, role);
             if (console != null) {
-                int colon = console.lastIndexOf(':');
-                pgbouncer = AdminConsole.connect(console.substring(0, colon),
-                        Integer.parseInt(console.substring(colon + 1)), user, password);
+                pgbouncer = AdminConsole.connect(console, user, password);
             }
             while (!stopped) {
                 int server;
@@ -70,7 +68,7 @@ final class FleetSampler implements Runnable {
                 samples.add(new Sample((System.nanoTime() - start) / 1_000_000, server, active, waiting, servers));
                 Thread.sleep(200);
             }
-        } catch (SQLException | java.io.IOException e) {
+        } catch (SQLException | java.io.IOException | IllegalArgumentException e) {
             failure = "sampling stopped: " + e.getMessage();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
