@@ -46,4 +46,11 @@ public interface BulkheadListener {
      */
     default void onFinished(Workload workload, Outcome outcome, long permitWaitNanos, long poolWaitNanos,
             long holdNanos, long workNanos) {}
+
+    /**
+     * An adaptive workload's limit L changed from {@code previousLimit} to {@code newLimit} ({@link
+     * Workload#limit()}); called by the thread whose operation ended the measuring window, after its permits are
+     * back.
+     */
+    default void onLimitChanged(Workload workload, int previousLimit, int newLimit) {}
 }

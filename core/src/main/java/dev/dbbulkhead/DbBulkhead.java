@@ -83,7 +83,8 @@ public final class DbBulkhead {
         var map = new LinkedHashMap<String, Workload>();
         for (var spec : b.specs.values()) {
             map.put(spec.name(), new Workload(b.name, spec.name(), spec.concurrent(), spec.extraSlots(),
-                    b.predictive.contains(spec.name()), frames, telemetry, runner));
+                    b.predictive.contains(spec.name()), b.adaptive.getOrDefault(spec.name(), 0), frames, telemetry,
+                    runner));
         }
         this.workloads = Collections.unmodifiableMap(map);
         this.defaultWorkload = map.values().iterator().next();
@@ -203,6 +204,7 @@ public final class DbBulkhead {
         private final Map<String, WorkloadSpec> specs = new LinkedHashMap<>();
         private final List<BulkheadListener> listeners = new ArrayList<>();
         private final Set<String> predictive = new LinkedHashSet<>();
+        private final Map<String, Integer> adaptive = new LinkedHashMap<>();
         private String name = "db";
         private int poolSize = -1;
         private LongSupplier nanoClock = System::nanoTime;
@@ -256,6 +258,25 @@ public final class DbBulkhead {
             for (String w : Preconditions.notNull(workloads, "workloads")) {
                 predictive.add(Preconditions.name(w, "predictiveRejection workload"));
             }
+            return this;
+        }
+
+        /**
+         * An adaptive limit for {@code workload} (declared before or after): the number of its operations holding an
+         * execution permit, L, moves between {@code minLimit} and its B, driven by how long operations hold their
+         * permits and by the errors of an overloaded database (SQLState 57014, 55P03, 40P01, 53300, pool timeouts).
+         * L falls when operations queue inside the database (their hold time grows past the baseline measured without
+         * a queue) and rises, one permit at a time, while it is used and throughput follows. It only lowers the
+         * workload's budget, so the workloads' B still add up to no more than the pool; Q is unchanged. It starts at
+         * {@code minLimit}. Off by default: the article's barrier has a fixed B. The algorithm and when to use it:
+         * {@code docs/sizing.md}.
+         *
+         * @throws IllegalArgumentException when {@code minLimit < 1} (and, at {@link #build()}, when it exceeds the
+         *     workload's B)
+         */
+        public Builder adaptiveLimit(String workload, int minLimit) {
+            adaptive.put(Preconditions.name(workload, "adaptiveLimit workload"),
+                    Preconditions.atLeast(minLimit, 1, "adaptiveLimit minLimit"));
             return this;
         }
 
@@ -320,14 +341,27 @@ public final class DbBulkhead {
             return new DbBulkhead(validated(true));
         }
 
+        private WorkloadSpec declared(String workload, String option) {
+            WorkloadSpec spec = specs.get(workload);
+            if (spec == null) {
+                throw new IllegalArgumentException("db-bulkhead '" + name + "': " + option + " names workload '"
+                        + workload + "', which is not declared; declared: " + specs.keySet());
+            }
+            return spec;
+        }
+
         private Builder validated(boolean checkPoolSize) {
             if (specs.isEmpty()) {
                 throw new IllegalStateException("db-bulkhead '" + name + "': declare at least one workload");
             }
             for (String w : predictive) {
-                if (!specs.containsKey(w)) {
-                    throw new IllegalArgumentException("db-bulkhead '" + name + "': predictiveRejection names workload '"
-                            + w + "', which is not declared; declared: " + specs.keySet());
+                declared(w, "predictiveRejection");
+            }
+            for (var a : adaptive.entrySet()) {
+                int b = declared(a.getKey(), "adaptiveLimit").concurrent();
+                if (a.getValue() > b) {
+                    throw new IllegalArgumentException("db-bulkhead '" + name + "', workload '" + a.getKey()
+                            + "': adaptiveLimit minLimit must be <= its concurrent " + b + ", was " + a.getValue());
                 }
             }
             int pool = !checkPoolSize ? -1 : poolSize > 0 ? poolSize : PoolSizes.maximumPoolSize(source);

@@ -1,6 +1,7 @@
 package dev.dbbulkhead;
 
 import dev.dbbulkhead.DbBulkhead.SqlWork;
+import dev.dbbulkhead.internal.AdaptiveLimit;
 import dev.dbbulkhead.internal.DeadlinePassed;
 import dev.dbbulkhead.internal.Frames;
 import dev.dbbulkhead.internal.HoldTimes;
@@ -34,21 +35,29 @@ public final class Workload {
     private final int concurrent;
     private final int extraSlots;
     private final Permits permits;
-    /** Recent hold times, for predictive rejection; null when the workload does not predict. */
+    /** Recent hold times, for predictive rejection and the adaptive limit; null when the workload has neither. */
     private final HoldTimes holds;
+    private final boolean predictive;
+    /** The adaptive limit; null when the workload's limit is B, fixed. */
+    private final AdaptiveLimit adaptive;
     private final Frames frames;
     private final Telemetry telemetry;
     private final TransactionRunner runner;
 
-    Workload(String bulkhead, String name, int concurrent, int extraSlots, boolean predictive, Frames frames,
-            Telemetry telemetry, TransactionRunner runner) {
+    /** @param minLimit the adaptive limit's minimum, or 0 for a fixed limit B */
+    Workload(String bulkhead, String name, int concurrent, int extraSlots, boolean predictive, int minLimit,
+            Frames frames, Telemetry telemetry, TransactionRunner runner) {
         this.bulkhead = bulkhead;
         this.name = name;
         this.concurrent = concurrent;
         this.extraSlots = extraSlots;
         Preconditions.sum(concurrent, "concurrent", extraSlots, "extraSlots");
         this.permits = new Permits(concurrent, extraSlots);
-        this.holds = predictive ? new HoldTimes() : null;
+        this.predictive = predictive;
+        this.adaptive = minLimit == 0 ? null : new AdaptiveLimit(permits, minLimit, concurrent, telemetry.now(),
+                (from, to, cause, baseline, latency) -> telemetry.limitChanged(this, from, to, cause, baseline,
+                        latency));
+        this.holds = predictive || adaptive != null ? new HoldTimes(adaptive) : null;
         this.frames = frames;
         this.telemetry = telemetry;
         this.runner = runner;
@@ -150,8 +159,10 @@ public final class Workload {
         }
         if (holds != null) {
             lease.granted(0, start); // the grant time if no wait follows; nothing is held yet, so a call is safe
+        }
+        if (predictive) {
             int queued = permits.waiting();
-            long expected = holds.expectedWaitNanos(queued, permits.available(), concurrent);
+            long expected = holds.expectedWaitNanos(queued, permits.available(), permits.limit());
             if (expected > waitNanos) {
                 telemetry.rejected(this, RejectionReason.WOULD_TIME_OUT, 0);
                 throw new WouldTimeOutException(bulkhead, name, concurrent, extraSlots, expected, waitNanos, queued,
@@ -253,12 +264,34 @@ public final class Workload {
 
     /** Whether this workload refuses at once a caller whose expected wait exceeds what it may wait. */
     public boolean predictive() {
-        return holds != null;
+        return predictive;
+    }
+
+    /** Whether this workload's limit on execution permits adapts to the database's latency (else it is B). */
+    public boolean adaptive() {
+        return adaptive != null;
     }
 
     /**
-     * The recent average connection hold time of this workload, for predictive rejection; {@link Duration#ZERO}
-     * without it or before the first operation. For observation.
+     * L: how many operations of this workload may hold an execution permit now. B for a fixed workload; for an
+     * adaptive one, between its minimum and B. For observation.
+     */
+    public int limit() {
+        return permits.limit();
+    }
+
+    /**
+     * The adaptive limit's baseline: the lowest mean permit hold time of its recent windows without a queue, what an
+     * operation takes when the database is not overloaded. {@link Duration#ZERO} for a fixed workload or before the
+     * first window. For observation.
+     */
+    public Duration baselineHoldTime() {
+        return adaptive == null ? Duration.ZERO : Duration.ofNanos(adaptive.baselineNanos());
+    }
+
+    /**
+     * The recent average permit hold time of this workload (predictive or adaptive); {@link Duration#ZERO}
+     * without either or before the first operation. For observation.
      */
     public Duration recentHoldTime() {
         return holds == null ? Duration.ZERO : Duration.ofNanos(holds.averageNanos());
@@ -269,8 +302,8 @@ public final class Workload {
      * with no permit free, else zero; {@link Duration#ZERO} without predictive rejection. For observation.
      */
     public Duration expectedWait() {
-        return holds == null ? Duration.ZERO
-                : Duration.ofNanos(holds.expectedWaitNanos(permits.waiting(), permits.available(), concurrent));
+        return !predictive ? Duration.ZERO
+                : Duration.ofNanos(holds.expectedWaitNanos(permits.waiting(), permits.available(), permits.limit()));
     }
 
     /** Operations queued for an execution permit now (≤ Q). */
@@ -281,6 +314,7 @@ public final class Workload {
     @Override
     public String toString() {
         return "Workload[" + bulkhead + "/" + name + ": concurrent=" + concurrent + ", extraSlots=" + extraSlots
-                + ", executing=" + executing() + ", inside=" + inside() + "]";
+                + (adaptive != null ? ", limit=" + limit() : "") + ", executing=" + executing() + ", inside="
+                + inside() + "]";
     }
 }

@@ -107,7 +107,7 @@ final class Db {
 
     /** Every permit back and no connection left active in the pool. */
     static void assertAllReleased(Workload w, HikariDataSource pool) {
-        assertThat(w.available()).as("free execution permits of %s", w).isEqualTo(w.concurrent());
+        assertThat(w.available()).as("free execution permits of %s", w).isEqualTo(w.limit());
         assertThat(w.availableSlots()).as("free admission slots of %s", w)
                 .isEqualTo(w.concurrent() + w.extraSlots());
         // Hikari returns a connection on close(); the count settles at once, Awaitility only absorbs the

@@ -77,6 +77,52 @@ public final class JfrEvents {
         long work;
     }
 
+    @Name("dev.dbbulkhead.LimitChange")
+    @Label("DB Bulkhead Limit Change")
+    @Category({"Database", "db-bulkhead"})
+    @Description("An adaptive workload's limit on operations holding an execution permit changed")
+    @StackTrace(false)
+    static final class LimitChange extends Event {
+        @Label("Bulkhead")
+        String bulkhead;
+
+        @Label("Workload")
+        String workload;
+
+        @Label("Previous Limit")
+        int from;
+
+        @Label("New Limit")
+        int to;
+
+        @Label("Cause")
+        @Description("overload signal, queue, probe, or probe: throughput did not follow")
+        String cause;
+
+        @Label("Baseline Hold")
+        @Timespan(Timespan.NANOSECONDS)
+        long baseline;
+
+        @Label("Window Mean Hold")
+        @Timespan(Timespan.NANOSECONDS)
+        long latency;
+    }
+
+    public static void limitChanged(String bulkhead, String workload, int from, int to, String cause,
+            long baselineNanos, long latencyNanos) {
+        var e = new LimitChange();
+        if (e.isEnabled()) {
+            e.bulkhead = bulkhead;
+            e.workload = workload;
+            e.from = from;
+            e.to = to;
+            e.cause = cause;
+            e.baseline = baselineNanos;
+            e.latency = latencyNanos;
+            e.commit();
+        }
+    }
+
     /** Whether a recording wants either event: then the operation must be timed. */
     public static boolean enabled() {
         return new Operation().isEnabled() || new Rejection().isEnabled();

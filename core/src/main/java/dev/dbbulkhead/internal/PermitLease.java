@@ -28,6 +28,8 @@ public final class PermitLease extends Permits.Node implements Lease {
     private long grantedAt;
     /** onFinished was reported by the transaction runner; close() must not report again. */
     private boolean reported;
+    /** The transaction failed with a sign of an overloaded database (see {@link Overload}); set by the runner. */
+    boolean overloaded;
     /** close() was called: if permits are still held, it failed part-way (a stack overflow) and is finished later. */
     private boolean closing;
     /**
@@ -57,6 +59,7 @@ public final class PermitLease extends Permits.Node implements Lease {
         this.permitWaitNanos = 0;
         this.grantedAt = 0;
         this.reported = false;
+        this.overloaded = false;
         this.closing = false;
         this.failed = false;
         renew();
@@ -122,16 +125,15 @@ public final class PermitLease extends Permits.Node implements Lease {
         closing = true; // a field write before any call: see finishClose()
         boolean report = !reported && timed;
         reported = true;
-        if (report || holds != null) {
-            long held = telemetry.now() - grantedAt; // one clock read for both
-            if (report) {
-                telemetry.finished(workload, Outcome.RELEASED, permitWaitNanos, 0, held, 0);
-            }
-            if (holds != null) {
-                holds.record(held);
-            }
+        long now = report || holds != null ? telemetry.now() : 0; // one clock read for both
+        long held = now - grantedAt;
+        if (report) {
+            telemetry.finished(workload, Outcome.RELEASED, permitWaitNanos, 0, held, 0);
         }
         permits.exit(this);
+        if (holds != null) { // after the permits are back: this may decide a new adaptive limit and report it
+            holds.record(held, overloaded, now);
+        }
     }
 
     /**

@@ -15,6 +15,11 @@ import java.util.concurrent.locks.LockSupport;
  * permit is free: a release hands its permit straight to the oldest waiter, so a newcomer can never overtake a
  * waiter. The queue and the bit change only under {@link #lock()}; the counts change by CAS, with or without it.
  *
+ * <p>An adaptive limit L ≤ B ({@link #limit(int)}) takes execution permits out of circulation without losing or
+ * creating any: free ones at once ("withheld"), held ones as they are released ("owed", served before any waiter,
+ * with the waiters bit set so that every release takes the locked path). Raising L first cancels what is still
+ * owed, then hands withheld permits to the oldest waiters or frees them. Always: free + held + withheld = B.
+ *
  * <p>Each caller brings its own {@link Node}, allocated before it takes anything. A queued node's
  * {@link Node#state} changes once, under the lock: {@code WAITING} → {@code GRANTED} (a release handed it the
  * permit) or {@code WAITING} → {@code CANCELLED} (its wait ended). Unlinking it and giving back its slot happen only
@@ -58,6 +63,11 @@ public final class Permits {
     private Node head; // guarded by lock
     private Node tail; // guarded by lock
     private volatile int waiting; // written under lock
+    private volatile int limit; // written under lock
+    /** Execution permits taken out of circulation by a lower {@link #limit}; written under lock. */
+    private volatile int withheld;
+    /** Execution permits a lower limit still has to take, from the next releases; written under lock. */
+    private volatile int owed;
 
     /**
      * One caller's claim, created before it takes anything and used by its thread only (but for the queue fields
@@ -141,6 +151,7 @@ public final class Permits {
     public Permits(int concurrent, int extraSlots) {
         this.concurrent = concurrent;
         this.maxAdmitted = concurrent + extraSlots;
+        this.limit = concurrent;
         this.state = concurrent;
     }
 
@@ -282,7 +293,7 @@ public final class Permits {
             } else if (s == Node.GRANTED || (s == Node.NEW && node.holds == Node.HOLDS_BOTH)) {
                 exitLocked(node);
             } else if (s == Node.NEW && node.holds == Node.HOLDS_SLOT) {
-                settleLocked(-ONE_ADMITTED, null, Node.CANCELLED, null);
+                settleLocked(-ONE_ADMITTED, null, Node.CANCELLED, null, 0);
                 node.state = Node.CANCELLED;
             }
         } finally {
@@ -292,7 +303,7 @@ public final class Permits {
 
     /** Under the lock, a WAITING node leaves the queue and gives back its slot. */
     private void cancelLocked(Node node) {
-        settleLocked(-ONE_ADMITTED, node, Node.CANCELLED, null);
+        settleLocked(-ONE_ADMITTED, node, Node.CANCELLED, null, 0);
     }
 
     /** Releases both permits held by {@code node}; the execution permit goes to the oldest waiter, if any. */
@@ -303,9 +314,11 @@ public final class Permits {
                 Node next;
                 lock();
                 try {
-                    // exitLocked's two steps, inlined: a lease is closed at the depth it was taken at.
-                    next = head;
-                    settleLocked(next != null ? -ONE_ADMITTED : 1 - ONE_ADMITTED, next, Node.GRANTED, node);
+                    // exitLocked's steps, inlined: a lease is closed at the depth it was taken at.
+                    int absorbed = owed > 0 ? 1 : 0;
+                    next = absorbed == 0 ? head : null;
+                    settleLocked(next != null || absorbed == 1 ? -ONE_ADMITTED : 1 - ONE_ADMITTED, next, Node.GRANTED,
+                            node, absorbed);
                 } finally {
                     locked = 0; // a field write, not a call: releasing the lock cannot fail
                 }
@@ -322,10 +335,15 @@ public final class Permits {
         }
     }
 
-    /** Under the lock: gives back the slot and hands the execution permit to the oldest waiter, if any. */
+    /**
+     * Under the lock: gives back the slot and the execution permit, to a lower limit that is still owed one, else to
+     * the oldest waiter, if any.
+     */
     private void exitLocked(Node releasing) {
-        Node next = head;
-        settleLocked(next != null ? -ONE_ADMITTED : 1 - ONE_ADMITTED, next, Node.GRANTED, releasing);
+        int absorbed = owed > 0 ? 1 : 0;
+        Node next = absorbed == 0 ? head : null;
+        settleLocked(next != null || absorbed == 1 ? -ONE_ADMITTED : 1 - ONE_ADMITTED, next, Node.GRANTED, releasing,
+                absorbed);
         if (next != null) {
             LockSupport.unpark(next.thread); // a missed wake-up (a failure here) ends at the waiter's timeout
         }
@@ -333,12 +351,13 @@ public final class Permits {
 
     /**
      * Under the lock, the one place where a queued node's state changes: adds {@code delta} to the state word (and
-     * clears the waiters bit if {@code node} was the last one queued), then, with field writes only, unlinks
-     * {@code node} (if not null), sets its state, and marks {@code releasing} released. A failure (a stack overflow
-     * at the CAS) changes nothing; past the CAS nothing can fail.
+     * clears the waiters bit if the queue ends empty and no permit is owed to a lower limit), then, with field writes
+     * only, moves {@code absorbed} (0 or 1) permits from owed to withheld, unlinks {@code node} (if not null), sets
+     * its state, and marks {@code releasing} released. A failure (a stack overflow at the CAS) changes nothing; past
+     * the CAS nothing can fail.
      */
-    private void settleLocked(long delta, Node node, int nodeState, Node releasing) {
-        boolean empties = node == null ? head == null : head == node && node.next == null;
+    private void settleLocked(long delta, Node node, int nodeState, Node releasing, int absorbed) {
+        boolean empties = (node == null ? head == null : head == node && node.next == null) && owed == absorbed;
         while (true) {
             long s = state;
             long updated = s + delta;
@@ -348,6 +367,10 @@ public final class Permits {
             if (STATE.compareAndSet(this, s, updated)) {
                 break;
             }
+        }
+        if (absorbed != 0) {
+            owed -= absorbed;
+            withheld += absorbed;
         }
         if (releasing != null) {
             releasing.released = true;
@@ -373,6 +396,86 @@ public final class Permits {
         node.state = nodeState;
     }
 
+    /**
+     * Sets the limit L (1 ≤ L ≤ B) on execution permits in use. Lowering it takes free permits out of circulation
+     * at once and the rest from the next releases, before any waiter is served; callers already holding permits
+     * keep them. Raising it cancels what is still owed, then hands withheld permits to the oldest waiters or frees
+     * them. No permit is lost or created. Serialise calls (one controller per instance).
+     */
+    public void limit(int newLimit) {
+        Node[] granted = null;
+        int handed = 0;
+        lock();
+        try {
+            int take = concurrent - newLimit - withheld - owed; // > 0: withhold more; < 0: give back
+            limit = newLimit;
+            if (take > 0) {
+                withholdLocked(take);
+            } else if (take < 0) {
+                int give = -take;
+                int cancelled = Math.min(owed, give);
+                if (cancelled > 0) {
+                    owed -= cancelled;
+                    if (owed == 0 && head == null) {
+                        clearWaitersLocked();
+                    }
+                }
+                give -= cancelled;
+                granted = new Node[give];
+                for (int i = 0; i < give; i++) {
+                    Node next = head;
+                    settleLocked(next != null ? 0 : 1, next, Node.GRANTED, null, 0);
+                    withheld--;
+                    if (next != null) {
+                        granted[handed++] = next;
+                    }
+                }
+            }
+        } finally {
+            locked = 0; // a field write, not a call: releasing the lock cannot fail
+        }
+        for (int i = 0; i < handed; i++) {
+            LockSupport.unpark(granted[i].thread);
+        }
+    }
+
+    /** Under the lock: takes up to {@code count} free permits, and owes the rest (setting the waiters bit). */
+    private void withholdLocked(int count) {
+        while (true) {
+            long s = state;
+            int free = free(s);
+            int taken = Math.min(free, count);
+            long updated = s - taken;
+            if (taken < count) {
+                updated |= WAITERS; // no permit is free from here on: every release takes the locked path
+            }
+            if (cas(s, updated)) {
+                withheld += taken;
+                owed += count - taken;
+                return;
+            }
+        }
+    }
+
+    private void clearWaitersLocked() {
+        while (true) {
+            long s = state;
+            if ((s & WAITERS) == 0 || cas(s, s & ~WAITERS)) {
+                return;
+            }
+        }
+    }
+
+    /** The limit L on execution permits in use: B unless lowered by {@link #limit(int)}. */
+    public int limit() {
+        return limit;
+    }
+
+    /** Execution permits a lower limit still takes from the next releases: until then, more than L may hold. */
+    int owed() {
+        return owed;
+    }
+
     /** Free execution permits (0 while anyone waits). */
     public int available() {
         return free(state);
@@ -388,9 +491,9 @@ public final class Permits {
         return admitted(state);
     }
 
-    /** Operations holding an execution permit. */
+    /** Operations holding an execution permit (a racy sum of two fields: for observation). */
     public int executing() {
-        return concurrent - free(state);
+        return Math.max(0, concurrent - free(state) - withheld);
     }
 
     /** Callers queued for an execution permit. */

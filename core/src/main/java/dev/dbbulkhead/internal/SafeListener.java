@@ -93,4 +93,15 @@ final class SafeListener implements BulkheadListener {
             }
         }
     }
+
+    @Override
+    public void onLimitChanged(Workload workload, int previousLimit, int newLimit) {
+        for (var l : delegates) {
+            try {
+                l.onLimitChanged(workload, previousLimit, newLimit);
+            } catch (Throwable t) {
+                failed(l, "onLimitChanged", t);
+            }
+        }
+    }
 }

@@ -74,6 +74,13 @@ public final class Telemetry {
         }
     }
 
+    public void limitChanged(Workload w, int from, int to, String cause, long baselineNanos, long latencyNanos) {
+        if (listening) {
+            listener.onLimitChanged(w, from, to);
+        }
+        JfrEvents.limitChanged(w.bulkheadName(), w.name(), from, to, cause, baselineNanos, latencyNanos);
+    }
+
     public void finished(Workload w, Outcome outcome, long permitWait, long poolWait, long hold, long work) {
         if (listening) {
             listener.onFinished(w, outcome, permitWait, poolWait, hold, work);

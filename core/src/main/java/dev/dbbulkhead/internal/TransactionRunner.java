@@ -55,6 +55,7 @@ public final class TransactionRunner {
         try {
             raw = source.getConnection();
         } catch (Throwable e) {
+            lease.overloaded = Overload.signalled(e);
             lease.finished(Outcome.NO_CONNECTION, lease.timed() ? telemetry.now() - requested : 0, 0, 0);
             throw e;
         }
@@ -228,6 +229,9 @@ public final class TransactionRunner {
          * caller's interrupt status set again.
          */
         private void cleanUp(Throwable failure) throws CommitOutcomeUnknownException {
+            if (failure != null) {
+                lease.overloaded = Overload.signalled(failure);
+            }
             Throwable cleanup = restoreAndClose();
             try {
                 if (cleanup != null) {

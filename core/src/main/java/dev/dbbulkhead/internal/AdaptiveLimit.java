@@ -1,0 +1,206 @@
+package dev.dbbulkhead.internal;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+
+/**
+ * A workload's adaptive limit L, between a minimum and B, driven by what the database shows: how long operations
+ * hold their permits (connection wait, statements and commit; never the wait for a permit), and the errors that
+ * only an overloaded database gives. One decision per window of at least {@value #WINDOW_MILLIS} ms and
+ * {@link #minSamples(int)} operations, taken by the thread whose release closes the window.
+ *
+ * <p>Per window: the mean hold time R, the mean number of operations holding permits {@code n = Σ hold / window}
+ * (Little's law) and the throughput X. The baseline R₀ is the lowest R of the last {@value #HISTORY} windows that
+ * showed no queue (or ran at the minimum), so it cannot drift up while the database is overloaded: an overloaded
+ * window never enters it. From them, Vegas' estimate of the operations queued inside the database,
+ * {@code q = n × (1 − R₀/R)}: with K truly parallel resources (cores, locks) and n > K in use, R = n/K × R₀ and
+ * q = n − K exactly.
+ * <ol>
+ * <li>An overload signal (SQLState 57014, 55P03, 40P01, 53300, a pool timeout): L × 3/4, at once.</li>
+ * <li>A queue ({@code q ≥ max(1, n/8)}): L = round(n × R₀/R), the concurrency the database served without one.</li>
+ * <li>No queue, the limit used ({@code n ≥ max(L − 1, 0.8 L)}): probe L + 1 (doubling until the first decrease);
+ * kept only if the next window's throughput followed (half the expected gain), else undone and the next probe
+ * waits twice as long (up to {@value #MAX_BACKOFF} windows).</li>
+ * </ol>
+ * It starts at the minimum, so that the first baseline is measured without a queue. Thread-safe: samples are added
+ * atomically; one thread at a time decides, and a sample lost to a race shifts an estimate, never a permit.
+ */
+public final class AdaptiveLimit {
+    /** Told of every change, by the deciding thread. */
+    public interface Changes {
+        void changed(int from, int to, String cause, long baselineNanos, long latencyNanos);
+    }
+
+    static final long WINDOW_MILLIS = 200;
+    static final int HISTORY = 50;
+    static final int MAX_BACKOFF = 16;
+    private static final long WINDOW_NANOS = WINDOW_MILLIS * 1_000_000;
+    private static final VarHandle COUNT;
+    private static final VarHandle SUM;
+    private static final VarHandle SIGNALS;
+    private static final VarHandle BUSY;
+
+    static {
+        try {
+            var lookup = MethodHandles.lookup();
+            COUNT = lookup.findVarHandle(AdaptiveLimit.class, "count", long.class);
+            SUM = lookup.findVarHandle(AdaptiveLimit.class, "sum", long.class);
+            SIGNALS = lookup.findVarHandle(AdaptiveLimit.class, "signals", long.class);
+            BUSY = lookup.findVarHandle(AdaptiveLimit.class, "busy", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    private final Permits permits;
+    private final int min;
+    private final int max;
+    private final Changes changes;
+
+    @SuppressWarnings("unused") // through COUNT
+    private volatile long count;
+    @SuppressWarnings("unused") // through SUM
+    private volatile long sum;
+    @SuppressWarnings("unused") // through SIGNALS
+    private volatile long signals;
+    @SuppressWarnings("unused") // through BUSY
+    private volatile int busy;
+    private volatile long windowStart;
+
+    // The deciding thread's state (one at a time, under BUSY).
+    private final long[] history = new long[HISTORY];
+    private int historySize;
+    private int historyNext;
+    private volatile long baseline;
+    private volatile long latency;
+    private boolean slowStart = true;
+    private int backoff = 1;
+    private int windowsToProbe = 1;
+    private int probedFrom; // 0: not probing
+    private double throughputBefore;
+
+    public AdaptiveLimit(Permits permits, int min, int max, long now, Changes changes) {
+        this.permits = permits;
+        this.min = min;
+        this.max = max;
+        this.changes = changes;
+        this.windowStart = now;
+        permits.limit(min);
+    }
+
+    /** Operations a window needs before it is judged: enough for a mean, and a few per permit. */
+    static int minSamples(int limit) {
+        return Math.max(10, 2 * limit);
+    }
+
+    /** One operation held its permits for {@code holdNanos}; {@code overload}: it failed with an overload signal. */
+    public void sample(long holdNanos, boolean overload, long now) {
+        COUNT.getAndAdd(this, 1L);
+        SUM.getAndAdd(this, Math.max(0, holdNanos));
+        if (overload) {
+            SIGNALS.getAndAdd(this, 1L);
+        }
+        long start = windowStart;
+        if (now - start >= WINDOW_NANOS && (count >= minSamples(permits.limit()) || signals > 0)
+                && BUSY.compareAndSet(this, 0, 1)) {
+            try {
+                if (windowStart == start) {
+                    windowStart = now;
+                    decide(now - start);
+                }
+            } finally {
+                busy = 0; // a field write: the decider's flag goes back even if deciding failed
+            }
+        }
+    }
+
+    private void decide(long elapsed) {
+        long n = (long) COUNT.getAndSet(this, 0L);
+        long total = (long) SUM.getAndSet(this, 0L);
+        long overloads = (long) SIGNALS.getAndSet(this, 0L);
+        if (n == 0) {
+            return;
+        }
+        int limit = permits.limit();
+        long mean = total / n;
+        latency = mean;
+        double inflight = (double) total / elapsed;
+        double throughput = n * 1e9 / elapsed;
+        if (overloads > 0) {
+            probedFrom = 0;
+            slowStart = false;
+            waitLonger();
+            change(limit, Math.max(min, Math.min(limit - 1, limit * 3 / 4)), "overload signal");
+            return;
+        }
+        double queue = inflight * (1 - Math.min(1, (double) Math.max(1, baseline) / Math.max(1, mean)));
+        if (baseline == 0 || queue < 1 || limit == min) {
+            remember(mean);
+        }
+        double gradient = Math.min(1, (double) baseline / Math.max(1, mean));
+        queue = inflight * (1 - gradient);
+        if (probedFrom != 0) {
+            int from = probedFrom;
+            probedFrom = 0;
+            double expectedGain = (double) (limit - from) / from;
+            if (throughput < throughputBefore * (1 + expectedGain / 2)) {
+                slowStart = false;
+                waitLonger();
+                change(limit, from, "probe: throughput did not follow");
+                return;
+            }
+            backoff = 1;
+        }
+        if (queue >= Math.max(1, inflight / 8)) {
+            slowStart = false;
+            windowsToProbe = backoff;
+            change(limit, Math.max(min, Math.min(limit - 1, (int) Math.round(inflight * gradient))), "queue");
+            return;
+        }
+        boolean used = inflight >= Math.max(limit - 1, 0.8 * limit);
+        if (used && limit < max && queue < Math.max(0.5, inflight / 10) && --windowsToProbe <= 0) {
+            probedFrom = limit;
+            throughputBefore = throughput;
+            windowsToProbe = 1;
+            change(limit, Math.min(max, limit + (slowStart ? limit : Math.max(1, limit / 8))), "probe");
+        }
+    }
+
+    private void waitLonger() {
+        backoff = Math.min(MAX_BACKOFF, backoff * 2);
+        windowsToProbe = backoff;
+    }
+
+    private void remember(long mean) {
+        history[historyNext] = mean;
+        historyNext = (historyNext + 1) % HISTORY;
+        historySize = Math.min(HISTORY, historySize + 1);
+        long lowest = Long.MAX_VALUE;
+        for (int i = 0; i < historySize; i++) {
+            lowest = Math.min(lowest, history[i]);
+        }
+        baseline = lowest;
+    }
+
+    private void change(int from, int to, String cause) {
+        if (to == from) {
+            return;
+        }
+        permits.limit(to);
+        changes.changed(from, to, cause, baseline, latency);
+    }
+
+    public int min() {
+        return min;
+    }
+
+    /** The baseline hold time in nanoseconds: 0 before the first window. */
+    public long baselineNanos() {
+        return baseline;
+    }
+
+    /** The last window's mean hold time in nanoseconds: 0 before the first window. */
+    public long latencyNanos() {
+        return latency;
+    }
+}

@@ -1,0 +1,162 @@
+package dev.dbbulkhead;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.LongAdder;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * The adaptive limit on the real PostgreSQL, with virtual threads: each operation holds one of K advisory locks for
+ * 5 ms, so the database serves exactly K at once and more only queue on its locks. L rises to K, falls when K drops,
+ * rises again when K comes back; an overload signal (statements cancelled by a timeout, 57014) cuts it at once; every
+ * permit and connection is back afterwards (checked by the extension).
+ */
+class AdaptiveLimitTest {
+    @RegisterExtension
+    static final BarrierExtension POOL = new BarrierExtension(8);
+
+    private final List<int[]> changes = new CopyOnWriteArrayList<>();
+    private final BulkheadListener listener = new BulkheadListener() {
+        @Override
+        public void onLimitChanged(Workload workload, int previousLimit, int newLimit) {
+            changes.add(new int[] {previousLimit, newLimit});
+        }
+    };
+
+    @BeforeAll
+    static void lockSlots() throws SQLException {
+        // One of k advisory locks for hold_ms: a free one if any, else wait for one. Capacity exactly k.
+        Db.execute("""
+                CREATE OR REPLACE FUNCTION bulkhead_slot(k int, hold_ms int) RETURNS int AS $$
+                DECLARE
+                    first int := floor(random() * k);
+                BEGIN
+                    FOR j IN 0 .. k - 1 LOOP
+                        IF pg_try_advisory_xact_lock(4242, (first + j) % k) THEN
+                            PERFORM pg_sleep(hold_ms / 1000.0);
+                            RETURN (first + j) % k;
+                        END IF;
+                    END LOOP;
+                    PERFORM pg_advisory_xact_lock(4242, first);
+                    PERFORM pg_sleep(hold_ms / 1000.0);
+                    RETURN first;
+                END $$ LANGUAGE plpgsql""");
+    }
+
+    private Workload adaptive(int concurrent) {
+        return POOL.track(DbBulkhead.builder(POOL.get()).workload("w", concurrent, 64).adaptiveLimit("w", 1)
+                .listener(listener).build()).workload("w");
+    }
+
+    @Test
+    void theLimitFollowsTheDatabasesCapacityDownAndUpAgain() throws Exception {
+        Workload w = adaptive(8);
+        assertThat(w.adaptive()).isTrue();
+        assertThat(w.limit()).as("starts at its minimum").isEqualTo(1);
+        var k = new AtomicInteger(6);
+        var stop = new AtomicBoolean();
+        var served = new LongAdder();
+        var start = new CountDownLatch(1);
+        List<Future<?>> callers = new ArrayList<>();
+        try (var executor = Executors.newVirtualThreadPerTaskExecutor()) {
+            for (int i = 0; i < 24; i++) {
+                callers.add(executor.submit(() -> {
+                    start.await();
+                    while (!stop.get()) {
+                        try {
+                            w.transaction(Duration.ofMillis(500),
+                                    c -> Db.count(c, "SELECT bulkhead_slot(" + k.get() + ", 5)"));
+                            served.increment();
+                        } catch (BulkheadRejectedException busy) {
+                            // demand exceeds the limit on purpose: refused callers simply try again
+                        }
+                    }
+                    return null;
+                }));
+            }
+            start.countDown();
+            try {
+                await().atMost(Duration.ofSeconds(15)).untilAsserted(() ->
+                        assertThat(w.limit()).as("risen to K = 6").isGreaterThanOrEqualTo(5));
+                k.set(2);
+                await().atMost(Duration.ofSeconds(15)).untilAsserted(() ->
+                        assertThat(w.limit()).as("fallen to K = 2").isLessThanOrEqualTo(3));
+                assertThat(w.baselineHoldTime()).isBetween(Duration.ofMillis(4), Duration.ofMillis(30));
+                k.set(6);
+                await().atMost(Duration.ofSeconds(20)).untilAsserted(() ->
+                        assertThat(w.limit()).as("risen again to K = 6").isGreaterThanOrEqualTo(5));
+            } finally {
+                stop.set(true);
+            }
+            for (var f : callers) {
+                f.get(10, TimeUnit.SECONDS);
+            }
+        }
+        assertThat(served.sum()).isPositive();
+        assertThat(changes).as("every change is reported, from the limit in force")
+                .allMatch(c -> c[0] != c[1] && c[1] >= 1 && c[1] <= 8);
+        assertThat(changes.getLast()[1]).isEqualTo(w.limit());
+    }
+
+    @Test
+    void statementsCancelledByATimeoutCutTheLimitByAQuarterEachWindow() throws Exception {
+        Workload w = adaptive(8);
+        var k = new AtomicInteger(8);
+        var cancelled = new AtomicBoolean();
+        var stop = new AtomicBoolean();
+        var timeouts = new LongAdder();
+        List<Future<?>> callers = new ArrayList<>();
+        try (var executor = Executors.newVirtualThreadPerTaskExecutor()) {
+            for (int i = 0; i < 16; i++) {
+                callers.add(executor.submit(() -> {
+                    while (!stop.get()) {
+                        try {
+                            w.transaction(Duration.ofMillis(500), c -> {
+                                if (cancelled.get()) {
+                                    Db.update(c, "SET LOCAL statement_timeout = 1");
+                                }
+                                return Db.count(c, "SELECT bulkhead_slot(" + k.get() + ", 5)");
+                            });
+                        } catch (BulkheadRejectedException busy) {
+                            // refused: try again
+                        } catch (SQLException e) {
+                            assertThat(e.getSQLState()).isEqualTo("57014");
+                            timeouts.increment();
+                        }
+                    }
+                    return null;
+                }));
+            }
+            try {
+                await().atMost(Duration.ofSeconds(15)).untilAsserted(() ->
+                        assertThat(w.limit()).isGreaterThanOrEqualTo(6));
+                changes.clear();
+                cancelled.set(true);
+                await().atMost(Duration.ofSeconds(10)).untilAsserted(() ->
+                        assertThat(changes).as("cut by a quarter").anyMatch(c -> c[0] >= 6 && c[1] == c[0] * 3 / 4));
+                await().atMost(Duration.ofSeconds(10)).untilAsserted(() ->
+                        assertThat(w.limit()).as("while the signals go on: down to the minimum").isEqualTo(1));
+            } finally {
+                stop.set(true);
+            }
+            for (var f : callers) {
+                f.get(10, TimeUnit.SECONDS);
+            }
+        }
+        assertThat(timeouts.sum()).isPositive();
+    }
+}
