@@ -35,6 +35,14 @@ public interface Lease extends AutoCloseable {
     Optional<Deadline> deadline();
 
     /**
+     * Tells the barrier what the caller's own transaction failed with, before {@link #close()}. An adaptive workload
+     * ({@link Workload#adaptive()}) takes the failures of an overloaded database (SQLState 57014, 55P03, 40P01,
+     * 53300, or a pool timeout, in {@code failure} or its causes) as a signal to lower its limit, as it does for the
+     * transactions it runs itself. Optional; nothing else changes, and a fixed workload ignores it.
+     */
+    default void transactionFailed(Throwable failure) {}
+
+    /**
      * Releases both permits, once; later calls do nothing.
      *
      * @throws IllegalStateException when called from a thread other than the one that acquired the lease: nothing

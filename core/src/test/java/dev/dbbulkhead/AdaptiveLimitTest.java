@@ -3,6 +3,8 @@ package dev.dbbulkhead;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.dbbulkhead.DbBulkhead.SqlWork;
+import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -18,6 +20,8 @@ import java.util.concurrent.atomic.LongAdder;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The adaptive limit on the real PostgreSQL, with virtual threads: each operation holds one of K advisory locks for
@@ -112,8 +116,10 @@ class AdaptiveLimitTest {
         assertThat(changes.getLast()[1]).isEqualTo(w.limit());
     }
 
-    @Test
-    void statementsCancelledByATimeoutCutTheLimitByAQuarterEachWindow() throws Exception {
+    /** Through {@code transaction()}, or a lease around the caller's own transaction that reports its failure. */
+    @ParameterizedTest
+    @ValueSource(booleans = {false, true})
+    void statementsCancelledByATimeoutCutTheLimitByAQuarterEachWindow(boolean ownTransaction) throws Exception {
         Workload w = adaptive(8);
         var k = new AtomicInteger(8);
         var cancelled = new AtomicBoolean();
@@ -124,13 +130,18 @@ class AdaptiveLimitTest {
             for (int i = 0; i < 16; i++) {
                 callers.add(executor.submit(() -> {
                     while (!stop.get()) {
+                        SqlWork<Integer> work = c -> {
+                            if (cancelled.get()) {
+                                Db.update(c, "SET LOCAL statement_timeout = 1");
+                            }
+                            return Db.count(c, "SELECT bulkhead_slot(" + k.get() + ", 5)");
+                        };
                         try {
-                            w.transaction(Duration.ofMillis(500), c -> {
-                                if (cancelled.get()) {
-                                    Db.update(c, "SET LOCAL statement_timeout = 1");
-                                }
-                                return Db.count(c, "SELECT bulkhead_slot(" + k.get() + ", 5)");
-                            });
+                            if (ownTransaction) {
+                                inOwnTransaction(w, work);
+                            } else {
+                                w.transaction(Duration.ofMillis(500), work);
+                            }
                         } catch (BulkheadRejectedException busy) {
                             // refused: try again
                         } catch (SQLException e) {
@@ -158,5 +169,22 @@ class AdaptiveLimitTest {
             }
         }
         assertThat(timeouts.sum()).isPositive();
+    }
+
+    /** A lease around the caller's own JDBC transaction, which tells the lease what it failed with. */
+    private static void inOwnTransaction(Workload w, SqlWork<Integer> work) throws Exception {
+        try (Lease lease = w.acquire(Duration.ofMillis(500)); Connection c = POOL.get().getConnection()) {
+            c.setAutoCommit(false);
+            try {
+                work.run(c);
+                c.commit();
+            } catch (SQLException e) {
+                c.rollback();
+                lease.transactionFailed(e);
+                throw e;
+            } finally {
+                c.setAutoCommit(true);
+            }
+        }
     }
 }

@@ -98,6 +98,13 @@ public final class PermitLease extends Permits.Node implements Lease {
     }
 
     @Override
+    public void transactionFailed(Throwable failure) {
+        if (failure != null && Overload.signalled(failure)) {
+            overloaded = true;
+        }
+    }
+
+    @Override
     public Workload workload() {
         return workload;
     }

@@ -34,11 +34,16 @@ public final class BulkheadMeterNames {
     /** Gauge: B + Q, the workload's admission budget. */
     public static final String SLOTS_MAX = "db.bulkhead.slots.max";
 
-    /** Tag: the barrier's name. */
-    /** Predictive workloads only: the recent average connection hold time, seconds. */
+    /** Gauge: L, how many operations may hold an execution permit now (B unless the workload is adaptive). */
+    public static final String LIMIT = "db.bulkhead.limit";
+    /** Gauge, adaptive workloads only: the baseline permit hold time (without a queue in the database), seconds. */
+    public static final String LIMIT_BASELINE = "db.bulkhead.limit.baseline";
+    /** Gauge, predictive or adaptive workloads only: the recent average permit hold time, seconds. */
     public static final String HOLD_RECENT = "db.bulkhead.hold.recent";
-    /** Predictive workloads only: the wait a caller arriving now would be expected to have, seconds. */
+    /** Gauge, predictive workloads only: the wait a caller arriving now would be expected to have, seconds. */
     public static final String WAIT_EXPECTED = "db.bulkhead.wait.expected";
+
+    /** Tag: the barrier's name. */
     public static final String BULKHEAD = "bulkhead";
     /** Tag: the workload's name. */
     public static final String WORKLOAD = "workload";

@@ -5,6 +5,8 @@ import static dev.dbbulkhead.micrometer.BulkheadMeterNames.CONNECTION_USE;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.CONNECTION_WAIT;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.EXECUTING;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.HOLD_RECENT;
+import static dev.dbbulkhead.micrometer.BulkheadMeterNames.LIMIT;
+import static dev.dbbulkhead.micrometer.BulkheadMeterNames.LIMIT_BASELINE;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.OPERATIONS;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.OUTCOME;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.PENDING;
@@ -83,9 +85,16 @@ public final class DbBulkheadMetrics implements BulkheadListener {
             gauge(SLOTS_AVAILABLE, "free admission slots", w, Workload::availableSlots, tags);
             gauge(PERMITS_MAX, "B, the execution budget", w, Workload::concurrent, tags);
             gauge(SLOTS_MAX, "B + Q, the admission budget", w, x -> x.concurrent() + (double) x.extraSlots(), tags);
+            gauge(LIMIT, "L, operations that may hold an execution permit now", w, Workload::limit, tags);
+            if (w.adaptive()) {
+                seconds(LIMIT_BASELINE, "baseline permit hold time of the adaptive limit", w,
+                        x -> x.baselineHoldTime().toNanos() / 1e9, tags);
+            }
+            if (w.predictive() || w.adaptive()) {
+                seconds(HOLD_RECENT, "recent average permit hold time", w, x -> x.recentHoldTime().toNanos() / 1e9,
+                        tags);
+            }
             if (w.predictive()) {
-                seconds(HOLD_RECENT, "recent average connection hold time (predictive rejection)", w,
-                        x -> x.recentHoldTime().toNanos() / 1e9, tags);
                 seconds(WAIT_EXPECTED, "expected wait of a caller arriving now (predictive rejection)", w,
                         x -> x.expectedWait().toNanos() / 1e9, tags);
             }

@@ -169,6 +169,29 @@ class DbBulkheadMetricsTest {
                     .isEqualTo(gauge(BulkheadMeterNames.HOLD_RECENT));
         }
         assertThat(registry.find(BulkheadMeterNames.HOLD_RECENT).tags("workload", "other").gauge()).isNull();
+        assertThat(gauge(BulkheadMeterNames.LIMIT)).as("fixed: L = B").isEqualTo(1);
+        assertThat(registry.find(BulkheadMeterNames.LIMIT_BASELINE).gauge()).as("not adaptive").isNull();
+    }
+
+    @Test
+    void adaptiveWorkloadsShowTheirLimitAndBaseline() throws Exception {
+        var gate = metrics.bind(DbBulkhead.builder(pool).name("orders-db").listener(metrics)
+                .workload("interactive", 2, 4).adaptiveLimit("interactive", 1).build());
+        assertThat(gauge(BulkheadMeterNames.LIMIT)).as("starts at its minimum").isEqualTo(1);
+        assertThat(gauge(BulkheadMeterNames.LIMIT_BASELINE)).as("nothing measured yet").isZero();
+        long until = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (gauge(BulkheadMeterNames.LIMIT_BASELINE) == 0 && System.nanoTime() < until) {
+            gate.transaction(Duration.ofSeconds(1), c -> {
+                try (var s = c.createStatement()) {
+                    s.execute("SELECT pg_sleep(0.002)");
+                }
+                return null;
+            });
+        }
+        assertThat(gauge(BulkheadMeterNames.LIMIT_BASELINE)).as("seconds, after the first window")
+                .isBetween(0.001, 1.0);
+        assertThat(gauge(BulkheadMeterNames.HOLD_RECENT)).isPositive();
+        assertThat(gauge(BulkheadMeterNames.LIMIT)).isEqualTo(gate.defaultWorkload().limit());
     }
 
     private static void awaitLatch(CountDownLatch latch) throws SQLException {

@@ -115,6 +115,9 @@ public class DbBulkheadAdmission implements TransactionExecutionListener {
         scope.set(admitted);
         try (lease) {
             return call.call();
+        } catch (Throwable failure) {
+            lease.transactionFailed(failure); // an adaptive workload learns from the database's overload errors
+            throw failure;
         } finally {
             scope.remove();
         }

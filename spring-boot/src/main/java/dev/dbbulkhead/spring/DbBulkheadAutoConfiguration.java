@@ -77,6 +77,9 @@ public final class DbBulkheadAutoConfiguration {
             if (w.predictiveRejection()) {
                 builder.predictiveRejection(w.name());
             }
+            if (w.adaptiveLimitMin() > 0) {
+                builder.adaptiveLimit(w.name(), w.adaptiveLimitMin());
+            }
         });
         listeners.orderedStream().forEach(builder::listener);
         return builder.build();

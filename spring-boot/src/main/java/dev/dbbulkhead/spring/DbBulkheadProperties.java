@@ -49,6 +49,16 @@ public class DbBulkheadProperties {
         private boolean allowRequiresNew;
         /** Refuse at once a caller whose expected wait for a permit exceeds its queue wait or deadline. */
         private boolean predictiveRejection;
+        /** When set, the workload's limit adapts to the database's latency, between this minimum and concurrent. */
+        private Integer adaptiveLimitMin;
+
+        public Integer getAdaptiveLimitMin() {
+            return adaptiveLimitMin;
+        }
+
+        public void setAdaptiveLimitMin(Integer adaptiveLimitMin) {
+            this.adaptiveLimitMin = adaptiveLimitMin;
+        }
 
         public boolean isPredictiveRejection() {
             return predictiveRejection;

@@ -19,9 +19,12 @@ public final class DbBulkheadSettings {
     public static final String DEFAULT_WORKLOAD = "default";
     private static final String PREFIX = "db-bulkhead.";
 
-    /** One workload, checked. {@code deadline} is null when none is set. */
+    /**
+     * One workload, checked. {@code deadline} is null when none is set; {@code adaptiveLimitMin} is 0 for a fixed
+     * limit.
+     */
     public record WorkloadSettings(String name, int concurrent, int extraSlots, Duration queueWait,
-            Duration deadline, boolean allowRequiresNew, boolean predictiveRejection) {
+            Duration deadline, boolean allowRequiresNew, boolean predictiveRejection, int adaptiveLimitMin) {
         /** The property prefix of this workload. */
         String property(String field) {
             return PREFIX + "workloads." + name + "." + field;
@@ -56,7 +59,7 @@ public final class DbBulkheadSettings {
             int concurrent = poolSize > 0 ? poolSize : 10;
             workloads.put(DEFAULT_WORKLOAD,
                     new WorkloadSettings(DEFAULT_WORKLOAD, concurrent, concurrent, DEFAULT_QUEUE_WAIT, null, false,
-                            false));
+                            false, 0));
         }
         properties.getWorkloads().forEach((key, w) -> workloads.put(key, workload(key, w)));
         String defaultWorkload = defaultWorkload(properties.getDefaultWorkload(), workloads);
@@ -94,8 +97,13 @@ public final class DbBulkheadSettings {
         if (w.getDeadline() != null && (w.getDeadline().isNegative() || w.getDeadline().isZero())) {
             throw invalid(field + "deadline", w.getDeadline(), "must be > 0 (leave it unset for none)");
         }
+        Integer min = w.getAdaptiveLimitMin();
+        if (min != null && (min < 1 || min > w.getConcurrent())) {
+            throw invalid(field + "adaptive-limit-min", min, "must be between 1 and concurrent " + w.getConcurrent()
+                    + " (leave it unset for a fixed limit)");
+        }
         return new WorkloadSettings(key, w.getConcurrent(), extraSlots, queueWait, w.getDeadline(),
-                w.isAllowRequiresNew(), w.isPredictiveRejection());
+                w.isAllowRequiresNew(), w.isPredictiveRejection(), min == null ? 0 : min);
     }
 
     private static String defaultWorkload(String configured, Map<String, WorkloadSettings> workloads) {

@@ -60,7 +60,8 @@ class AutoConfigurationTest {
                 "db-bulkhead.workloads.batch.concurrent=2", "db-bulkhead.workloads.interactive.concurrent=6",
                 "db-bulkhead.workloads.interactive.extra-slots=12", "db-bulkhead.workloads.interactive.queue-wait=50ms",
                 "db-bulkhead.workloads.interactive.deadline=2s",
-                "db-bulkhead.workloads.interactive.predictive-rejection=true").run(context -> {
+                "db-bulkhead.workloads.interactive.predictive-rejection=true",
+                "db-bulkhead.workloads.batch.adaptive-limit-min=1").run(context -> {
                     var db = context.getBean(DbBulkhead.class);
                     assertThat(db.name()).isEqualTo("orders-db");
                     assertThat(db.defaultWorkload().name()).isEqualTo("interactive");
@@ -69,6 +70,9 @@ class AutoConfigurationTest {
                     assertThat(db.workload("batch").extraSlots()).isZero();
                     assertThat(db.workload("interactive").predictive()).isTrue();
                     assertThat(db.workload("batch").predictive()).isFalse();
+                    assertThat(db.workload("batch").adaptive()).isTrue();
+                    assertThat(db.workload("batch").limit()).as("starts at its minimum").isEqualTo(1);
+                    assertThat(db.workload("interactive").adaptive()).isFalse();
                     var settings = context.getBean(DbBulkheadSettings.class);
                     assertThat(settings.workload("interactive").queueWait()).isEqualTo(Duration.ofMillis(50));
                     assertThat(settings.workload("interactive").deadline()).isEqualTo(Duration.ofSeconds(2));
@@ -110,6 +114,8 @@ class AutoConfigurationTest {
         "db-bulkhead.workloads.batch.extra-slots|-1|db-bulkhead.workloads.batch.extra-slots must be >= 0, was -1",
         "db-bulkhead.workloads.batch.queue-wait|-5ms|db-bulkhead.workloads.batch.queue-wait must be >= 0, was PT-0.005S",
         "db-bulkhead.workloads.batch.deadline|0s|db-bulkhead.workloads.batch.deadline must be > 0",
+        "db-bulkhead.workloads.batch.adaptive-limit-min|3|db-bulkhead.workloads.batch.adaptive-limit-min must be between 1 and concurrent 2",
+        "db-bulkhead.workloads.batch.adaptive-limit-min|0|db-bulkhead.workloads.batch.adaptive-limit-min must be between 1 and concurrent 2",
         "db-bulkhead.default-workload|reports|db-bulkhead.default-workload is not a declared workload [batch], was reports",
         "db-bulkhead.name|' '|db-bulkhead.name must not be blank",
     })
