@@ -237,7 +237,10 @@ public final class Workload {
         return concurrent;
     }
 
-    /** Q: how many more operations may be admitted to wait for an execution permit. */
+    /**
+     * Q: how many more operations may be admitted to wait for an execution permit, beyond the limit in force (B, or
+     * an adaptive workload's L: its admission slots are L + Q).
+     */
     public int extraSlots() {
         return extraSlots;
     }
@@ -247,7 +250,7 @@ public final class Workload {
         return permits.available();
     }
 
-    /** Free admission slots (of B + Q), for observation only. */
+    /** Free admission slots (of L + Q; B + Q for a fixed workload), for observation only. */
     public int availableSlots() {
         return permits.availableSlots();
     }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.dbbulkhead.DbBulkhead.SqlWork;
+import dev.dbbulkhead.testkit.LockSlots;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
@@ -43,22 +44,9 @@ class AdaptiveLimitTest {
 
     @BeforeAll
     static void lockSlots() throws SQLException {
-        // One of k advisory locks for hold_ms: a free one if any, else wait for one. Capacity exactly k.
-        Db.execute("""
-                CREATE OR REPLACE FUNCTION bulkhead_slot(k int, hold_ms int) RETURNS int AS $$
-                DECLARE
-                    first int := floor(random() * k);
-                BEGIN
-                    FOR j IN 0 .. k - 1 LOOP
-                        IF pg_try_advisory_xact_lock(4242, (first + j) % k) THEN
-                            PERFORM pg_sleep(hold_ms / 1000.0);
-                            RETURN (first + j) % k;
-                        END IF;
-                    END LOOP;
-                    PERFORM pg_advisory_xact_lock(4242, first);
-                    PERFORM pg_sleep(hold_ms / 1000.0);
-                    RETURN first;
-                END $$ LANGUAGE plpgsql""");
+        try (Connection c = Db.server().connect()) {
+            LockSlots.install(c);
+        }
     }
 
     private Workload adaptive(int concurrent) {
@@ -83,7 +71,7 @@ class AdaptiveLimitTest {
                     while (!stop.get()) {
                         try {
                             w.transaction(Duration.ofMillis(500),
-                                    c -> Db.count(c, "SELECT bulkhead_slot(" + k.get() + ", 5)"));
+                                    c -> Db.count(c, LockSlots.sql(k.get(), 5)));
                             served.increment();
                         } catch (BulkheadRejectedException busy) {
                             // demand exceeds the limit on purpose: refused callers simply try again
@@ -134,7 +122,7 @@ class AdaptiveLimitTest {
                             if (cancelled.get()) {
                                 Db.update(c, "SET LOCAL statement_timeout = 1");
                             }
-                            return Db.count(c, "SELECT bulkhead_slot(" + k.get() + ", 5)");
+                            return Db.count(c, LockSlots.sql(k.get(), 5));
                         };
                         try {
                             if (ownTransaction) {

@@ -41,7 +41,7 @@ final class BarrierExtension implements BeforeAllCallback, AfterEachCallback, Af
                     for (Workload w : barrier.workloads()) {
                         assertThat(w.available()).as("free execution permits of %s", w).isEqualTo(w.limit());
                         assertThat(w.availableSlots()).as("free admission slots of %s", w)
-                                .isEqualTo(w.concurrent() + w.extraSlots());
+                                .isEqualTo(w.limit() + w.extraSlots());
                         assertThat(w.waiting()).as("callers still queued in %s", w).isZero();
                     }
                 }

@@ -109,7 +109,7 @@ final class Db {
     static void assertAllReleased(Workload w, HikariDataSource pool) {
         assertThat(w.available()).as("free execution permits of %s", w).isEqualTo(w.limit());
         assertThat(w.availableSlots()).as("free admission slots of %s", w)
-                .isEqualTo(w.concurrent() + w.extraSlots());
+                .isEqualTo(w.limit() + w.extraSlots());
         // Hikari returns a connection on close(); the count settles at once, Awaitility only absorbs the
         // bookkeeping of a connection being evicted on another thread.
         await().atMost(Duration.ofSeconds(5)).untilAsserted(() ->

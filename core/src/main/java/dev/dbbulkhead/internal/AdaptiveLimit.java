@@ -16,10 +16,15 @@ import java.lang.invoke.VarHandle;
  * {@code q = n × (1 − R₀/R)}: with K truly parallel resources (cores, locks) and n > K in use, R = n/K × R₀ and
  * q = n − K exactly.
  * <ol>
- * <li>An overload signal (SQLState 57014, 55P03, 40P01, 53300, a pool timeout): L × 3/4, at once.</li>
- * <li>A queue ({@code q ≥ max(1, n/8)}): L = round(n × R₀/R), the concurrency the database served without one.</li>
- * <li>No queue, the limit used ({@code n ≥ max(L − 1, 0.8 L)}): probe L + 1 (doubling until the first decrease);
- * kept only if the next window's throughput followed (half the expected gain), else undone and the next probe
+ * <li>Overload signals (SQLState 57014, 55P03, 40P01, 53300, a pool timeout) from at least 1 in
+ * {@value #SIGNAL_SHARE} operations of the window: L × 3/4.</li>
+ * <li>A queue ({@code q ≥ max(2, n/4)}): L = round(n × R₀/R), the concurrency the database served without one.
+ * A queue of one or two is tolerated: it keeps the database busy while each operation's own round trips (begin,
+ * commit, the network) leave its resource idle.</li>
+ * <li>Hardly a queue ({@code q < max(1, n/8)}) and the limit used ({@code n ≥ max(L − 1, 0.8 L)}): probe L + 1
+ * (doubling until the first decrease);
+ * kept only if the next window's throughput followed (a quarter of the proportional gain, at least 3 %), else undone
+ * and the next probe
  * waits twice as long (up to {@value #MAX_BACKOFF} windows).</li>
  * </ol>
  * It starts at the minimum, so that the first baseline is measured without a queue. Thread-safe: samples are added
@@ -34,6 +39,11 @@ public final class AdaptiveLimit {
     static final long WINDOW_MILLIS = 200;
     static final int HISTORY = 50;
     static final int MAX_BACKOFF = 16;
+    /**
+     * An overload signal counts when at least 1 in this many operations of the window gave one: a deadline cancels
+     * now and then the statement of a caller admitted at the margin, which says nothing about the database.
+     */
+    static final int SIGNAL_SHARE = 20;
     private static final long WINDOW_NANOS = WINDOW_MILLIS * 1_000_000;
     private static final VarHandle COUNT;
     private static final VarHandle SUM;
@@ -126,7 +136,7 @@ public final class AdaptiveLimit {
         latency = mean;
         double inflight = (double) total / elapsed;
         double throughput = n * 1e9 / elapsed;
-        if (overloads > 0) {
+        if (overloads > 0 && overloads * SIGNAL_SHARE >= n) {
             probedFrom = 0;
             slowStart = false;
             waitLonger();
@@ -142,8 +152,9 @@ public final class AdaptiveLimit {
         if (probedFrom != 0) {
             int from = probedFrom;
             probedFrom = 0;
+            // Kept if throughput grew by a quarter of the proportional gain (and more than the noise of a window).
             double expectedGain = (double) (limit - from) / from;
-            if (throughput < throughputBefore * (1 + expectedGain / 2)) {
+            if (throughput < throughputBefore * (1 + Math.max(0.03, expectedGain / 4))) {
                 slowStart = false;
                 waitLonger();
                 change(limit, from, "probe: throughput did not follow");
@@ -151,14 +162,14 @@ public final class AdaptiveLimit {
             }
             backoff = 1;
         }
-        if (queue >= Math.max(1, inflight / 8)) {
+        if (queue >= Math.max(2, inflight / 4)) {
             slowStart = false;
             windowsToProbe = backoff;
             change(limit, Math.max(min, Math.min(limit - 1, (int) Math.round(inflight * gradient))), "queue");
             return;
         }
         boolean used = inflight >= Math.max(limit - 1, 0.8 * limit);
-        if (used && limit < max && queue < Math.max(0.5, inflight / 10) && --windowsToProbe <= 0) {
+        if (used && limit < max && queue < Math.max(1, inflight / 8) && --windowsToProbe <= 0) {
             probedFrom = limit;
             throughputBefore = throughput;
             windowsToProbe = 1;

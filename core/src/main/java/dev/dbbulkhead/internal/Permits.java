@@ -54,7 +54,9 @@ public final class Permits {
     }
 
     private final int concurrent;
-    private final int maxAdmitted;
+    private final int extraSlots;
+    /** L + Q: admission follows the limit, so that a lower L does not leave B − L more callers queued. */
+    private volatile int maxAdmitted;
     @SuppressWarnings("unused") // accessed through STATE
     private volatile long state;
     /** The queue lock: 1 while held. See {@link #lock()}. */
@@ -150,6 +152,7 @@ public final class Permits {
     /** {@code concurrent + extraSlots} must fit in an int (checked by the caller). */
     public Permits(int concurrent, int extraSlots) {
         this.concurrent = concurrent;
+        this.extraSlots = extraSlots;
         this.maxAdmitted = concurrent + extraSlots;
         this.limit = concurrent;
         this.state = concurrent;
@@ -397,9 +400,9 @@ public final class Permits {
     }
 
     /**
-     * Sets the limit L (1 ≤ L ≤ B) on execution permits in use. Lowering it takes free permits out of circulation
-     * at once and the rest from the next releases, before any waiter is served; callers already holding permits
-     * keep them. Raising it cancels what is still owed, then hands withheld permits to the oldest waiters or frees
+     * Sets the limit L (1 ≤ L ≤ B) on execution permits in use, and with it the admission slots to L + Q. Lowering
+     * it takes free permits out of circulation at once and the rest from the next releases, before any waiter is
+     * served; callers already holding permits or slots keep them. Raising it cancels what is still owed, then hands withheld permits to the oldest waiters or frees
      * them. No permit is lost or created. Serialise calls (one controller per instance).
      */
     public void limit(int newLimit) {
@@ -409,6 +412,7 @@ public final class Permits {
         try {
             int take = concurrent - newLimit - withheld - owed; // > 0: withhold more; < 0: give back
             limit = newLimit;
+            maxAdmitted = newLimit + extraSlots; // callers already admitted stay; new ones see the new bound
             if (take > 0) {
                 withholdLocked(take);
             } else if (take < 0) {
@@ -483,7 +487,7 @@ public final class Permits {
 
     /** Free admission slots. */
     public int availableSlots() {
-        return maxAdmitted - admitted(state);
+        return Math.max(0, maxAdmitted - admitted(state)); // < 0 just after L was lowered: none free
     }
 
     /** Operations holding a slot: executing or waiting. */

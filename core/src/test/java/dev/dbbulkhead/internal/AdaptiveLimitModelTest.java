@@ -28,6 +28,8 @@ class AdaptiveLimitModelTest {
         long now = 0;
         int capacity;
         boolean overloadNext;
+        /** Every operation gives an overload signal. */
+        boolean overloading;
         final AdaptiveLimit limit;
 
         Simulation(int min, int capacity) {
@@ -45,7 +47,7 @@ class AdaptiveLimitModelTest {
                 double hold = BASE * Math.max(1.0, (double) n / capacity) * (0.95 + 0.1 * random.nextDouble());
                 // n operations in flight, each holding `hold`: one completes every hold / n.
                 now += (long) (hold / n);
-                limit.sample((long) hold, overloadNext, now);
+                limit.sample((long) hold, overloadNext || overloading, now);
                 overloadNext = false;
             }
         }
@@ -99,15 +101,18 @@ class AdaptiveLimitModelTest {
     }
 
     @Test
-    void anOverloadSignalCutsTheLimitByAQuarterAtOnce() {
+    void overloadSignalsCutTheLimitByAQuarterPerWindowButAStrayOneDoesNot() {
         var sim = new Simulation(1, 16);
         sim.run(5 * SECOND);
-        int before = sim.permits.limit();
-        assertThat(before).isEqualTo(16);
-        sim.run(AdaptiveLimit.WINDOW_MILLIS * 1_000_000); // a fresh window
-        sim.overloadNext = true;
+        assertThat(sim.permits.limit()).isEqualTo(16);
+        sim.overloadNext = true; // one operation in a window of hundreds: a deadline at the margin, not overload
+        sim.run(3 * AdaptiveLimit.WINDOW_MILLIS * 1_000_000);
+        assertThat(sim.changes).noneMatch(c -> c.contains("overload signal"));
+        sim.overloading = true;
         sim.run(AdaptiveLimit.WINDOW_MILLIS * 1_000_000 + BASE);
         assertThat(sim.changes).anyMatch(c -> c.contains("16 -> 12 (overload signal)"));
+        sim.run(5 * SECOND);
+        assertThat(sim.permits.limit()).as("while the signals go on: down to the minimum").isEqualTo(1);
     }
 
     @Test

@@ -12,6 +12,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
@@ -46,6 +47,7 @@ class PermitsLimitTest {
         assertThat(p.executing()).isEqualTo(1);
         p.exit(b);
         assertThat(p.available()).isEqualTo(1);
+        assertThat(p.availableSlots()).as("L + Q").isEqualTo(1 + 3);
         p.limit(3);
         assertThat(p.available()).isEqualTo(3);
         assertThat(p.availableSlots()).isEqualTo(6);
@@ -120,6 +122,8 @@ class PermitsLimitTest {
                             holding.decrementAndGet();
                             p.exit(node);
                             operations.increment();
+                        } else {
+                            LockSupport.parkNanos(50_000); // refused (admission is L + Q): free the carrier
                         }
                     }
                     return null;
@@ -138,7 +142,7 @@ class PermitsLimitTest {
         assertThat(operations.sum()).isPositive();
         assertThat(p.executing()).isZero();
         assertThat(p.waiting()).isZero();
-        assertThat(p.availableSlots()).isEqualTo(b + 58);
+        assertThat(p.availableSlots()).isEqualTo(p.limit() + 58);
         assertThat(p.available()).as("exactly L free").isEqualTo(p.limit());
         p.limit(b);
         assertThat(p.available()).as("and all B once it is raised").isEqualTo(b);
@@ -151,7 +155,9 @@ class PermitsLimitTest {
             p.limit(limit);
             long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
             while (p.owed() > 0) {
-                assertThat(System.nanoTime()).as("what the lower limit is owed, taken").isLessThan(until);
+                assertThat(System.nanoTime()).as("what the lower limit is owed, taken: owed %d, free %d, executing %d,"
+                        + " admitted %d, waiting %d, holding %d, limit %d", p.owed(), p.available(), p.executing(),
+                        p.admitted(), p.waiting(), holding.get(), limit).isLessThan(until);
                 Thread.onSpinWait();
             }
             maxHolding.set(holding.get());

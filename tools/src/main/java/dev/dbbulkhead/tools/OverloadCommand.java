@@ -81,8 +81,47 @@ public final class OverloadCommand implements Callable<Integer> {
     List<String> configs;
 
     @Option(names = "--scenarios", split = ",", paramLabel = "NAME", defaultValue = "burst,open-loop",
-            description = "Scenarios: burst, open-loop (default: ${DEFAULT-VALUE}).")
+            description = "Scenarios: burst, open-loop; and the capacity ones, for adaptive limits: s1-cpu (CPU-bound "
+                    + "work), s2-locks (K advisory locks), s3-step (K = 8, then 2, then 8) (default: ${DEFAULT-VALUE}).")
     List<String> scenarios;
+
+    @Option(names = "--capacity-configs", split = ",", paramLabel = "NAME",
+            defaultValue = "pool-only,static,db-bulkhead,db-bulkhead-adaptive,gradient2,vegas",
+            description = "Capacity scenarios: configurations to compare; static is swept over --sweep "
+                    + "(default: ${DEFAULT-VALUE}).")
+    List<String> capacityConfigs;
+
+    @Option(names = "--loads", split = ",", paramLabel = "X", defaultValue = "1,2,5,10",
+            description = "Capacity scenarios: Poisson arrival rates, as multiples of the measured capacity "
+                    + "(default: ${DEFAULT-VALUE}).")
+    List<Double> loads;
+
+    @Option(names = "--deadline", defaultValue = "300", paramLabel = "MS",
+            description = "Capacity scenarios: each operation's deadline from its intended start "
+                    + "(default: ${DEFAULT-VALUE}).")
+    long deadlineMs;
+
+    @Option(names = "--max-concurrent", defaultValue = "16", paramLabel = "B",
+            description = "Capacity scenarios: the pool size, and B for db-bulkhead and the adaptive limiters' "
+                    + "maximum (default: ${DEFAULT-VALUE}).")
+    int maxConcurrent;
+
+    @Option(names = "--sweep", split = ",", paramLabel = "B", defaultValue = "1,2,4,8,16",
+            description = "Capacity scenarios: the values of B tried for the best static one "
+                    + "(default: ${DEFAULT-VALUE}).")
+    List<Integer> sweep;
+
+    @Option(names = "--locks", defaultValue = "4", paramLabel = "K",
+            description = "s2-locks: advisory locks, the capacity (default: ${DEFAULT-VALUE}).")
+    int locks;
+
+    @Option(names = "--hold", defaultValue = "10", paramLabel = "MS",
+            description = "s2-locks, s3-step: how long an operation holds its lock (default: ${DEFAULT-VALUE}).")
+    int holdMs;
+
+    @Option(names = "--cpu", defaultValue = "5", paramLabel = "MS",
+            description = "s1-cpu: CPU time of one operation alone (default: ${DEFAULT-VALUE}).")
+    double cpuMs;
 
     @Option(names = "--report", paramLabel = "DIR", description = "Also write DIR/overload.md and DIR/overload.svg.")
     Path report;
@@ -92,6 +131,20 @@ public final class OverloadCommand implements Callable<Integer> {
         validate();
         PrintWriter out = spec.commandLine().getOut();
         TestDatabase db = TestDatabase.get();
+        List<String> capacity = scenarios.stream().filter(CapacityScenario::isOne).toList();
+        scenarios = scenarios.stream().filter(s -> !CapacityScenario.isOne(s)).toList();
+        if (!scenarios.isEmpty()) {
+            classic(out, db);
+        }
+        if (!capacity.isEmpty()) {
+            new CapacityBench(new CapacityBench.Settings(capacity, capacityConfigs, loads, sweep, maxConcurrent,
+                    deadlineMs, durationSeconds, repetitions, locks, holdMs, cpuMs, report), out, db).run();
+        }
+        return 0;
+    }
+
+    /** The burst and open-loop scenarios. */
+    private void classic(PrintWriter out, TestDatabase db) throws Exception {
         List<Barriers> barriers = configs.stream().map(Barriers::byLabel).toList();
         Duration wait = Duration.ofMillis(waitMs);
         double opSeconds = calibrate(db);
@@ -141,7 +194,6 @@ public final class OverloadCommand implements Callable<Integer> {
             out.println();
             out.println("report: " + report.resolve("overload.md") + ", " + report.resolve("overload.svg"));
         }
-        return 0;
     }
 
     private void validate() {
@@ -177,9 +229,35 @@ public final class OverloadCommand implements Callable<Integer> {
             errors.add("--repetitions must be >= 1, was " + repetitions);
         }
         for (String s : scenarios) {
-            if (!s.equals("burst") && !s.equals("open-loop")) {
-                errors.add("--scenarios: unknown '" + s + "'; known: burst, open-loop");
+            if (!s.equals("burst") && !s.equals("open-loop") && !CapacityScenario.isOne(s)) {
+                errors.add("--scenarios: unknown '" + s + "'; known: burst, open-loop, s1-cpu, s2-locks, s3-step");
             }
+        }
+        for (String c : capacityConfigs) {
+            if (!CapacityGates.ALL.contains(c)) {
+                errors.add("--capacity-configs: unknown '" + c + "'; known: " + CapacityGates.ALL);
+            }
+        }
+        if (loads.stream().anyMatch(l -> !(l > 0))) {
+            errors.add("--loads must all be > 0, was " + loads);
+        }
+        if (deadlineMs < 1) {
+            errors.add("--deadline must be >= 1, was " + deadlineMs);
+        }
+        if (maxConcurrent < 1) {
+            errors.add("--max-concurrent must be >= 1, was " + maxConcurrent);
+        }
+        if (sweep.stream().anyMatch(b -> b < 1 || b > maxConcurrent)) {
+            errors.add("--sweep values must be between 1 and --max-concurrent " + maxConcurrent + ", was " + sweep);
+        }
+        if (locks < 1) {
+            errors.add("--locks must be >= 1, was " + locks);
+        }
+        if (holdMs < 1) {
+            errors.add("--hold must be >= 1, was " + holdMs);
+        }
+        if (!(cpuMs > 0)) {
+            errors.add("--cpu must be > 0, was " + cpuMs);
         }
         for (String c : configs) {
             try {

@@ -21,16 +21,16 @@ final class OverloadReport {
             + "| wall s | goodput /s | succeeded p50 / p99 / max ms | failures p50 / p99 / max ms "
             + "| refused at once: in call p50 / p99 µs | peak waiting | peak heap MB |";
 
-    static double median(List<OverloadRun> runs, ToDoubleFunction<OverloadRun> metric) {
+    static <R> double median(List<R> runs, ToDoubleFunction<R> metric) {
         double[] v = runs.stream().mapToDouble(metric).sorted().toArray();
         return v.length % 2 == 1 ? v[v.length / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
     }
 
-    private static double ms(Histogram h, double percentile) {
+    static double ms(Histogram h, double percentile) {
         return h.getTotalCount() == 0 ? Double.NaN : h.getValueAtPercentile(percentile) / 1e6;
     }
 
-    private static String f(double v) {
+    static String f(double v) {
         if (Double.isNaN(v)) {
             return "–";
         }

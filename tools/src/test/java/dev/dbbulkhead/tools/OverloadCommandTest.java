@@ -50,4 +50,38 @@ class OverloadCommandTest {
                 + "minimum), was 100", "--extra must be >= 0, was -1", "unknown configuration 'hystrix'",
                 "--scenarios: unknown 'soak'");
     }
+
+    /**
+     * A smoke run of each capacity scenario (a second each, one load): every configuration runs, every arrival is
+     * accounted for, and the report is written. The real runs are long and stay out of the build (docs/performance.md).
+     */
+    @Test
+    void aSmokeRunOfEachCapacityScenarioComparesTheLimitersAndWritesAReport(@TempDir Path dir) throws Exception {
+        Cli.Result r = Cli.run("overload", "--scenarios", "s1-cpu,s2-locks,s3-step", "--loads", "2", "--duration",
+                "1", "--repetitions", "1", "--sweep", "2", "--max-concurrent", "4", "--locks", "2", "--hold", "5",
+                "--cpu", "2", "--report", dir.toString());
+        assertThat(r.exit()).as(r.err()).isZero();
+        List<String> rows = Arrays.stream(r.out().split("\n")).filter(l -> l.matches("\\| s[123]-.*")).toList();
+        // s1 and s2: pool-only, static B=2, db-bulkhead, adaptive, gradient2, vegas; s3 has no static sweep.
+        assertThat(rows).hasSize(6 + 6 + 5);
+        for (String row : rows) {
+            String[] cells = row.split("\\|");
+            assertThat(Double.parseDouble(cells[4].trim())).as("goodput within SLO: %s", row).isPositive();
+            assertThat(Double.parseDouble(cells[10].trim())).as("mean limit: %s", row).isBetween(1.0, 4.0);
+        }
+        assertThat(r.out()).contains("s2-locks at 2.0×: adaptive");
+        assertThat(Files.readString(dir.resolve("capacity.md"))).contains("# Capacity scenarios", "| s3-step |");
+        var svg = DocumentBuilderFactory.newInstance().newDocumentBuilder().parse(dir.resolve("capacity.svg").toFile());
+        assertThat(svg.getElementsByTagName("polyline").getLength()).as("limit and K lines").isGreaterThanOrEqualTo(9);
+    }
+
+    @Test
+    void badCapacitySettingsAreNamedWithTheirValues() {
+        Cli.Result r = Cli.run("overload", "--scenarios", "s2-locks", "--capacity-configs", "hystrix", "--loads", "0",
+                "--sweep", "0,17", "--locks", "0", "--deadline", "0");
+        assertThat(r.exit()).isEqualTo(2);
+        assertThat(r.err()).contains("--capacity-configs: unknown 'hystrix'", "--loads must all be > 0, was [0.0]",
+                "--sweep values must be between 1 and --max-concurrent 16, was [0, 17]", "--locks must be >= 1, was 0",
+                "--deadline must be >= 1, was 0");
+    }
 }

@@ -1,0 +1,317 @@
+package dev.dbbulkhead.tools;
+
+import com.zaxxer.hikari.HikariDataSource;
+import dev.dbbulkhead.testkit.TestDatabase;
+import dev.dbbulkhead.tools.CapacityRun.Result;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.ToDoubleFunction;
+
+/**
+ * The capacity scenarios of {@code overload} (see {@link CapacityScenario}): each scenario at each load (a multiple
+ * of its measured capacity), through each configuration of {@link CapacityGates}, with the static B swept; medians
+ * over round-robin repetitions, a table, and with {@code --report} Markdown plus an SVG of the limits over time.
+ */
+final class CapacityBench {
+    /** What the command line asked for. */
+    record Settings(List<String> scenarios, List<String> configs, List<Double> loads, List<Integer> sweep,
+            int maxConcurrent, long deadlineMs, double seconds, int repetitions, int locks, int holdMillis,
+            double cpuMillis, Path report) {}
+
+    private final Settings settings;
+    private final PrintWriter out;
+    private final TestDatabase db;
+    /** scenario → load → configuration → runs. */
+    private final Map<String, Map<Double, Map<String, List<CapacityRun>>>> runs = new LinkedHashMap<>();
+    /** scenario → one operation alone, ms. */
+    private final Map<String, Double> alone = new LinkedHashMap<>();
+
+    CapacityBench(Settings settings, PrintWriter out, TestDatabase db) {
+        this.settings = settings;
+        this.out = out;
+        this.db = db;
+    }
+
+    /** The configurations of one scenario: the static one expanded to the sweep (not for the step, B has no best). */
+    private List<String> configs(CapacityScenario scenario) {
+        var list = new ArrayList<String>();
+        for (String c : settings.configs()) {
+            if (!c.equals(CapacityGates.STATIC)) {
+                list.add(c);
+            } else if (scenario != CapacityScenario.S3_STEP) {
+                settings.sweep().forEach(b -> list.add(CapacityGates.STATIC + " B=" + b));
+            }
+        }
+        return list;
+    }
+
+    void run() throws Exception {
+        int pool = settings.maxConcurrent();
+        for (String label : settings.scenarios()) {
+            var scenario = CapacityScenario.byLabel(label);
+            CapacityScenario.Work work;
+            double capacity;
+            try (var ds = pool()) {
+                work = scenario.prepare(ds, settings.locks(), settings.holdMillis(), settings.cpuMillis());
+                alone.put(label, aloneMillis(ds, work));
+                capacity = capacity(ds, work, scenario == CapacityScenario.S1_CPU ? 4 : 2 * work.capacityAt(0),
+                        Math.min(1.5, settings.seconds()));
+            }
+            out.printf("%s: one operation alone %.1f ms; capacity ≈ %.0f ops/s (closed loop)%n", label,
+                    alone.get(label), capacity);
+            out.flush();
+            var byLoad = runs.computeIfAbsent(label, k -> new LinkedHashMap<>());
+            for (double load : settings.loads()) {
+                var byConfig = byLoad.computeIfAbsent(load, k -> new LinkedHashMap<>());
+                for (int r = 0; r < settings.repetitions(); r++) {
+                    for (String config : configs(scenario)) {
+                        byConfig.computeIfAbsent(config, k -> new ArrayList<>())
+                                .add(once(config, work, load * capacity, r));
+                    }
+                }
+            }
+        }
+        var table = table();
+        table.forEach(out::println);
+        targets().forEach(out::println);
+        out.flush();
+        if (settings.report() != null) {
+            write(table);
+        }
+    }
+
+    private HikariDataSource pool() throws SQLException {
+        HikariDataSource ds = db.pool(settings.maxConcurrent(), Duration.ofMillis(250));
+        var held = new ArrayList<Connection>();
+        try {
+            for (int i = 0; i < settings.maxConcurrent(); i++) {
+                held.add(ds.getConnection()); // every connection open before the clock starts
+            }
+        } finally {
+            for (Connection c : held) {
+                c.close();
+            }
+        }
+        return ds;
+    }
+
+    private static double aloneMillis(HikariDataSource ds, CapacityScenario.Work work) throws SQLException {
+        long[] t = new long[15];
+        for (int i = 0; i < t.length; i++) {
+            long start = System.nanoTime();
+            Barriers.plainTransaction(ds, c -> {
+                try (var s = c.createStatement()) {
+                    s.execute(work.sql(0));
+                }
+            });
+            t[i] = System.nanoTime() - start;
+        }
+        java.util.Arrays.sort(t);
+        return t[t.length / 2] / 1e6;
+    }
+
+    /** Operations per second that {@code callers} in a closed loop get for {@code seconds}, straight on the pool. */
+    private static double capacity(HikariDataSource ds, CapacityScenario.Work work, int callers, double seconds)
+            throws Exception {
+        var done = new LongAdder();
+        long end = System.nanoTime() + (long) (seconds * 1e9);
+        try (var tasks = Executors.newVirtualThreadPerTaskExecutor()) {
+            for (int i = 0; i < callers; i++) {
+                tasks.submit(() -> {
+                    while (System.nanoTime() < end) {
+                        Barriers.plainTransaction(ds, c -> {
+                            try (var s = c.createStatement()) {
+                                s.execute(work.sql(0));
+                            }
+                        });
+                        done.increment();
+                    }
+                    return null;
+                });
+            }
+        }
+        return done.sum() / seconds;
+    }
+
+    private CapacityRun once(String config, CapacityScenario.Work work, double rate, int repetition)
+            throws Exception {
+        System.gc();
+        int b = config.startsWith(CapacityGates.STATIC) ? Integer.parseInt(config.substring(config.indexOf('=') + 1))
+                : settings.maxConcurrent();
+        String label = config.startsWith(CapacityGates.STATIC) ? CapacityGates.STATIC : config;
+        try (var ds = pool()) {
+            var gate = CapacityGates.of(label, ds, settings.maxConcurrent(), b);
+            return CapacityRun.run(gate, work, rate, settings.seconds(), settings.deadlineMs() * 1_000_000,
+                    1000L * repetition + Math.round(rate));
+        }
+    }
+
+    private static double median(List<CapacityRun> list, ToDoubleFunction<CapacityRun> metric) {
+        return OverloadReport.median(list, metric);
+    }
+
+    private static double ms(org.HdrHistogram.Histogram h, double percentile) {
+        return OverloadReport.ms(h, percentile);
+    }
+
+    private static String f(double v) {
+        return OverloadReport.f(v);
+    }
+
+    List<String> table() {
+        var lines = new ArrayList<String>();
+        lines.add("| scenario | load | configuration | goodput within SLO /s | committed late | refused at once "
+                + "| wasted waits | succeeded p50 / p99 ms | failures p99 ms | mean limit | step: settled down / up s |");
+        lines.add("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+        runs.forEach((scenario, byLoad) -> byLoad.forEach((load, byConfig) -> byConfig.forEach((config, list) ->
+                lines.add("| " + scenario + " | " + f(load) + "× | " + config
+                        + " | " + f(median(list, CapacityRun::goodputInSlo))
+                        + " | " + f(median(list, r -> r.count(Result.LATE)))
+                        + " | " + f(median(list, r -> r.count(Result.REFUSED)))
+                        + " | " + f(median(list, r -> r.count(Result.WASTED)))
+                        + " | " + f(median(list, r -> ms(r.succeeded, 50))) + " / "
+                        + f(median(list, r -> ms(r.succeeded, 99)))
+                        + " | " + f(median(list, r -> ms(r.failed, 99)))
+                        + " | " + f(median(list, r -> r.meanLimit(0, 1)))
+                        + " | " + (scenario.equals(CapacityScenario.S3_STEP.label)
+                                ? f(median(list, r -> settle(r, 1 / 3.0, CapacityScenario.STEP_LOW))) + " / "
+                                        + f(median(list, r -> settle(r, 2 / 3.0, CapacityScenario.STEP_HIGH)))
+                                : "") + " |"))));
+        return lines;
+    }
+
+    /** Seconds from the step at {@code fraction} until the limit is first within 20 % of {@code optimum}. */
+    static double settle(CapacityRun run, double fraction, int optimum) {
+        double step = fraction * run.seconds;
+        for (double[] s : run.limits) {
+            if (s[0] >= step && Math.abs(s[1] - optimum) <= 0.2 * optimum) {
+                return s[0] - step;
+            }
+        }
+        return Double.NaN;
+    }
+
+    /** The targets for S1 and S2 at 5× and 10×, met or missed, with the numbers. */
+    List<String> targets() {
+        var lines = new ArrayList<String>();
+        runs.forEach((scenario, byLoad) -> byLoad.forEach((load, byConfig) -> {
+            var adaptive = byConfig.get(CapacityGates.ADAPTIVE);
+            if (adaptive == null || scenario.equals(CapacityScenario.S3_STEP.label)) {
+                return;
+            }
+            double ours = median(adaptive, CapacityRun::goodputInSlo);
+            String best = null;
+            double bestGoodput = -1;
+            for (var e : byConfig.entrySet()) {
+                double g = median(e.getValue(), CapacityRun::goodputInSlo);
+                if (e.getKey().startsWith(CapacityGates.STATIC) && g > bestGoodput) {
+                    best = e.getKey();
+                    bestGoodput = g;
+                }
+            }
+            var line = new StringBuilder(String.format(Locale.ROOT, "%s at %s×: adaptive %.0f/s within SLO", scenario,
+                    f(load), ours));
+            if (best != null) {
+                line.append(String.format(Locale.ROOT, "; best static (%s) %.0f/s: %.2f× (target ≥ 0.95)", best,
+                        bestGoodput, ours / bestGoodput));
+            }
+            for (String peer : List.of(CapacityGates.GRADIENT2, CapacityGates.VEGAS)) {
+                if (byConfig.containsKey(peer)) {
+                    line.append(String.format(Locale.ROOT, "; %s %.0f/s", peer,
+                            median(byConfig.get(peer), CapacityRun::goodputInSlo)));
+                }
+            }
+            line.append(String.format(Locale.ROOT, "; succeeded p99 %.1f ms vs 2 × alone %.1f ms", median(adaptive,
+                    r -> ms(r.succeeded, 99)), 2 * alone.get(scenario)));
+            lines.add(line.toString());
+        }));
+        return lines;
+    }
+
+    private void write(List<String> table) throws IOException {
+        var md = new StringBuilder("# Capacity scenarios\n\n");
+        md.append(String.format(Locale.ROOT, "B max = pool = %d, deadline %d ms from each arrival's intended start, "
+                + "Poisson arrivals at the loads × the measured capacity for %.0f s, %d repetition(s) (medians), "
+                + "K = %d locks held %d ms (s2), CPU %.1f ms (s1), database: %s, JDK %s.%n%n",
+                settings.maxConcurrent(), settings.deadlineMs(), settings.seconds(), settings.repetitions(),
+                settings.locks(), settings.holdMillis(), settings.cpuMillis(),
+                db.isEmbedded() ? "embedded PostgreSQL" : "DB_URL", Runtime.version()));
+        alone.forEach((s, ms) -> md.append(String.format(Locale.ROOT, "- %s: one operation alone %.1f ms%n", s, ms)));
+        md.append('\n');
+        table.forEach(l -> md.append(l).append('\n'));
+        md.append('\n');
+        targets().forEach(l -> md.append("- ").append(l).append('\n'));
+        md.append("\n![limit over time](capacity.svg)\n");
+        Files.createDirectories(settings.report());
+        Files.writeString(settings.report().resolve("capacity.md"), md.toString());
+        Files.writeString(settings.report().resolve("capacity.svg"), svg());
+        out.println("report: " + settings.report().resolve("capacity.md"));
+    }
+
+    /** Per scenario, at its highest load: the limit over time of the first run of each adaptive configuration. */
+    private String svg() {
+        int w = 900;
+        int panel = 220;
+        var s = new StringBuilder();
+        s.append(String.format(Locale.ROOT, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+                + "font-family=\"sans-serif\" font-size=\"12\">%n<rect width=\"100%%\" height=\"100%%\" "
+                + "fill=\"white\"/>%n", w, runs.size() * (panel + 50) + 20));
+        String[] colours = {"#2b7bd9", "#d9822b", "#5aa02c", "#a02c8f"};
+        int y = 20;
+        for (var scenario : runs.entrySet()) {
+            double load = scenario.getValue().keySet().stream().mapToDouble(Double::doubleValue).max().orElse(0);
+            var byConfig = scenario.getValue().get(load);
+            s.append(String.format(Locale.ROOT, "<text x=\"20\" y=\"%d\" font-weight=\"bold\">%s at %s×: limit over "
+                    + "time (grey: K)</text>%n", y + 12, scenario.getKey(), f(load)));
+            int top = y + 24;
+            int h = panel - 40;
+            double max = settings.maxConcurrent();
+            double seconds = settings.seconds();
+            s.append(String.format(Locale.ROOT, "<rect x=\"60\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" "
+                    + "stroke=\"#ccc\"/>%n", top, w - 80, h));
+            s.append(String.format(Locale.ROOT, "<text x=\"20\" y=\"%d\">%.0f</text><text x=\"20\" y=\"%d\">0</text>"
+                    + "<text x=\"%d\" y=\"%d\">%.0f s</text>%n", top + 10, max, top + h, w - 60, top + h + 14, seconds));
+            int k = 0;
+            for (String config : List.of(CapacityGates.ADAPTIVE, CapacityGates.GRADIENT2, CapacityGates.VEGAS)) {
+                var list = byConfig.get(config);
+                if (list == null) {
+                    continue;
+                }
+                CapacityRun run = list.getFirst();
+                if (k == 0) {
+                    s.append(polyline(run, 2, max, seconds, top, h, w, "#aaaaaa"));
+                }
+                s.append(polyline(run, 1, max, seconds, top, h, w, colours[k]));
+                s.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"%d\" fill=\"%s\">%s</text>%n", 70 + k * 200,
+                        top + h + 28, colours[k], config));
+                k++;
+            }
+            y += panel + 50;
+        }
+        return s.append("</svg>\n").toString();
+    }
+
+    private static String polyline(CapacityRun run, int column, double max, double seconds, int top, int h, int w,
+            String colour) {
+        var points = new StringBuilder();
+        for (double[] sample : run.limits) {
+            double x = 60 + (w - 80) * Math.min(1, sample[0] / seconds);
+            double yy = top + h - h * Math.min(1, sample[column] / max);
+            points.append(String.format(Locale.ROOT, "%.1f,%.1f ", x, yy));
+        }
+        return String.format(Locale.ROOT, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" points=\"%s\"/>%n",
+                colour, points.toString().trim());
+    }
+}

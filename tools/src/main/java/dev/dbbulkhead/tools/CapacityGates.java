@@ -1,0 +1,156 @@
+package dev.dbbulkhead.tools;
+
+import com.netflix.concurrency.limits.Limit;
+import com.netflix.concurrency.limits.Limiter;
+import com.netflix.concurrency.limits.limit.Gradient2Limit;
+import com.netflix.concurrency.limits.limit.VegasLimit;
+import com.netflix.concurrency.limits.limiter.SimpleLimiter;
+import dev.dbbulkhead.DbBulkhead;
+import dev.dbbulkhead.Deadline;
+import dev.dbbulkhead.Workload;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.SQLTransientConnectionException;
+import java.util.Optional;
+import java.util.concurrent.RejectedExecutionException;
+import javax.sql.DataSource;
+
+/**
+ * The configurations compared in the capacity scenarios, each running one operation under its deadline: the
+ * operation's transaction sets {@code statement_timeout} to what is left of the deadline in every configuration, so
+ * that late work is cancelled in the database the same way for all.
+ */
+final class CapacityGates {
+    private CapacityGates() {}
+
+    /** One configuration over one pool. */
+    interface Gate {
+        /** Runs {@code op} in a transaction that must end by {@code deadline} (a {@link System#nanoTime()}). */
+        void execute(long deadline, Barriers.Operation op) throws SQLException, InterruptedException;
+
+        /** The limit in force now (the pool size or B for fixed ones). */
+        int limit();
+    }
+
+    /** A limiter of Netflix's refused the operation at once. */
+    static final class LimiterRejected extends RejectedExecutionException {
+        LimiterRejected() {
+            super("concurrency limit reached", null);
+        }
+    }
+
+    /** The deadline passed before the operation's transaction could start (pool-only, Netflix's limiters). */
+    static final class DeadlineMissed extends SQLException {
+        DeadlineMissed() {
+            super("deadline passed before the transaction started", "57014");
+        }
+    }
+
+    static final String POOL_ONLY = "pool-only";
+    static final String STATIC = "static";
+    static final String FIXED = "db-bulkhead";
+    static final String ADAPTIVE = "db-bulkhead-adaptive";
+    static final String GRADIENT2 = "gradient2";
+    static final String VEGAS = "vegas";
+    static final java.util.List<String> ALL = java.util.List.of(POOL_ONLY, STATIC, FIXED, ADAPTIVE, GRADIENT2, VEGAS);
+
+    /**
+     * The gate called {@code label} over {@code pool}: B = {@code concurrent} (the sweep's value for
+     * {@code static}), Q = B (B / 4 for the adaptive one).
+     */
+    static Gate of(String label, DataSource pool, int poolSize, int concurrent) {
+        return switch (label) {
+            case POOL_ONLY -> new Gate() {
+                @Override
+                public void execute(long deadline, Barriers.Operation op) throws SQLException {
+                    transaction(pool, deadline, op);
+                }
+
+                @Override
+                public int limit() {
+                    return poolSize;
+                }
+            };
+            case STATIC, FIXED -> bulkhead(DbBulkhead.builder(pool).name(label).workload("w", concurrent, concurrent)
+                    .build().workload("w"));
+            // Q = B / 4: the queue in front of a limit near the database's capacity stays short.
+            case ADAPTIVE -> bulkhead(DbBulkhead.builder(pool).name(label).workload("w", concurrent,
+                    Math.max(1, concurrent / 4)).adaptiveLimit("w", 1).predictiveRejection("w").build().workload("w"));
+            // Netflix's defaults (initial 20, Gradient2's min 20) exceed a database pool: min 1, max B, initial B/2.
+            case GRADIENT2 -> netflix(pool, Gradient2Limit.newBuilder().minLimit(1).maxConcurrency(concurrent)
+                    .initialLimit(Math.max(1, concurrent / 2)).build());
+            case VEGAS -> netflix(pool, VegasLimit.newBuilder().maxConcurrency(concurrent)
+                    .initialLimit(Math.max(1, concurrent / 2)).build());
+            default -> throw new IllegalArgumentException("unknown configuration '" + label + "'; known: " + ALL);
+        };
+    }
+
+    private static Gate bulkhead(Workload w) {
+        return new Gate() {
+            @Override
+            public void execute(long deadline, Barriers.Operation op) throws SQLException, InterruptedException {
+                w.transaction(Deadline.atNanoTime(deadline), c -> {
+                    op.run(c);
+                    return null;
+                });
+            }
+
+            @Override
+            public int limit() {
+                return w.limit();
+            }
+        };
+    }
+
+    private static Gate netflix(DataSource pool, Limit limit) {
+        SimpleLimiter<Void> limiter = SimpleLimiter.newBuilder().limit(limit).build();
+        return new Gate() {
+            @Override
+            public void execute(long deadline, Barriers.Operation op) throws SQLException {
+                Optional<Limiter.Listener> admitted = limiter.acquire(null);
+                if (admitted.isEmpty()) {
+                    throw new LimiterRejected();
+                }
+                try {
+                    transaction(pool, deadline, op);
+                    admitted.get().onSuccess();
+                } catch (SQLException | RuntimeException | Error e) {
+                    // Netflix's contract: onDropped for a timeout or an overload, onIgnore for other failures.
+                    if (e instanceof SQLTransientConnectionException
+                            || (e instanceof SQLException s && "57014".equals(s.getSQLState()))) {
+                        admitted.get().onDropped();
+                    } else {
+                        admitted.get().onIgnore();
+                    }
+                    throw e;
+                }
+            }
+
+            @Override
+            public int limit() {
+                return limiter.getLimit();
+            }
+        };
+    }
+
+    /**
+     * A plain transaction bounded by {@code deadline}: a connection from the pool (its own timeout), then
+     * {@code SET LOCAL statement_timeout} to the time left, as db-bulkhead sets it from a {@link Deadline}.
+     */
+    static void transaction(DataSource pool, long deadline, Barriers.Operation op) throws SQLException {
+        Barriers.plainTransaction(pool, c -> {
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                throw new DeadlineMissed();
+            }
+            statementTimeout(c, left);
+            op.run(c);
+        });
+    }
+
+    private static void statementTimeout(Connection c, long nanos) throws SQLException {
+        try (var s = c.createStatement()) {
+            s.execute("SET LOCAL statement_timeout = " + Math.max(1, (nanos + 999_999) / 1_000_000));
+        }
+    }
+}

@@ -1,0 +1,159 @@
+package dev.dbbulkhead.tools;
+
+import dev.dbbulkhead.AdmissionFullException;
+import dev.dbbulkhead.DeadlineExceededException;
+import dev.dbbulkhead.QueueTimeoutException;
+import dev.dbbulkhead.WouldTimeOutException;
+import java.sql.SQLException;
+import java.sql.SQLTransientConnectionException;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.LockSupport;
+import org.HdrHistogram.ConcurrentHistogram;
+import org.HdrHistogram.Histogram;
+
+/**
+ * One open-loop run of a capacity scenario through one configuration: Poisson arrivals (seeded) at a fixed mean
+ * rate, each with a deadline from its intended start; the limit in force sampled every 50 ms.
+ */
+final class CapacityRun {
+    private static final long HIGHEST = TimeUnit.MINUTES.toNanos(10);
+    private static final long SAMPLE_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
+
+    /** How one operation ended. */
+    enum Result {
+        /** Committed by its deadline. */
+        IN_SLO,
+        /** Committed after its deadline: useless to a caller that has given up. */
+        LATE,
+        /** Refused at once, holding nothing: admission full, predicted, a limiter's rejection. */
+        REFUSED,
+        /** Admitted, then timed out: in the queue, in the pool, or cancelled in the database. */
+        WASTED,
+        OTHER
+    }
+
+    final Map<Result, LongAdder> counts = new EnumMap<>(Result.class);
+    final Histogram succeeded = new ConcurrentHistogram(HIGHEST, 3);
+    final Histogram failed = new ConcurrentHistogram(HIGHEST, 3);
+    /** (seconds since the start, limit in force, K) every 50 ms. */
+    final List<double[]> limits = new ArrayList<>();
+    double seconds;
+
+    private CapacityRun() {
+        for (Result r : Result.values()) {
+            counts.put(r, new LongAdder());
+        }
+    }
+
+    long count(Result r) {
+        return counts.get(r).sum();
+    }
+
+    /** Successes within their deadline per second. */
+    double goodputInSlo() {
+        return count(Result.IN_SLO) / seconds;
+    }
+
+    /** The mean limit between {@code from} and {@code to} (fractions of the run). */
+    double meanLimit(double from, double to) {
+        return limits.stream().filter(s -> s[0] >= from * seconds && s[0] < to * seconds).mapToDouble(s -> s[1])
+                .average().orElse(Double.NaN);
+    }
+
+    static CapacityRun run(CapacityGates.Gate gate, CapacityScenario.Work work, double rate, double seconds,
+            long deadlineNanos, long seed) throws InterruptedException {
+        var run = new CapacityRun();
+        run.seconds = seconds;
+        var random = new Random(seed);
+        long duration = (long) (seconds * 1e9);
+        var done = new LongAdder();
+        long started = 0;
+        try (ExecutorService tasks = Executors.newVirtualThreadPerTaskExecutor()) {
+            long start = System.nanoTime();
+            var stop = new CountDownLatch(1);
+            Thread sampler = Thread.ofPlatform().daemon().name("limit-sampler").start(() -> {
+                do {
+                    double t = (System.nanoTime() - start) / 1e9;
+                    synchronized (run.limits) {
+                        run.limits.add(new double[] {t, gate.limit(), work.capacityAt(t / seconds)});
+                    }
+                } while (!await(stop));
+            });
+            long intended = start;
+            while (true) {
+                intended += (long) (-Math.log(1 - random.nextDouble()) * 1e9 / rate); // exponential gaps
+                if (intended - start >= duration) {
+                    break;
+                }
+                long now = System.nanoTime();
+                if (intended > now) {
+                    LockSupport.parkNanos(intended - now);
+                }
+                long at = intended;
+                String sql = work.sql((at - start) / (double) duration);
+                started++;
+                tasks.execute(() -> {
+                    run.operation(gate, sql, at, at + deadlineNanos);
+                    done.increment();
+                });
+            }
+            while (done.sum() < started) {
+                Thread.sleep(5);
+            }
+            stop.countDown();
+            sampler.join();
+        }
+        return run;
+    }
+
+    private static boolean await(CountDownLatch latch) {
+        try {
+            return latch.await(SAMPLE_NANOS, TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return true;
+        }
+    }
+
+    private void operation(CapacityGates.Gate gate, String sql, long intended, long deadline) {
+        Throwable failure = null;
+        try {
+            gate.execute(deadline, c -> {
+                try (var statement = c.createStatement()) {
+                    statement.execute(sql);
+                }
+            });
+        } catch (SQLException | InterruptedException | RuntimeException e) {
+            failure = e;
+        }
+        long end = System.nanoTime();
+        Result result = failure != null ? classify(failure) : end <= deadline ? Result.IN_SLO : Result.LATE;
+        counts.get(result).increment();
+        long latency = Math.min(HIGHEST, Math.max(0, end - intended));
+        (failure == null ? succeeded : failed).recordValue(latency);
+    }
+
+    static Result classify(Throwable t) {
+        if (t instanceof AdmissionFullException || t instanceof WouldTimeOutException
+                || t instanceof CapacityGates.LimiterRejected) {
+            return Result.REFUSED;
+        }
+        if (t instanceof DeadlineExceededException d) {
+            return d.stage() == DeadlineExceededException.Stage.BEFORE_ADMISSION ? Result.REFUSED : Result.WASTED;
+        }
+        if (t instanceof QueueTimeoutException || t instanceof SQLTransientConnectionException
+                || (t instanceof SQLException s && "57014".equals(s.getSQLState()))) {
+            return Result.WASTED;
+        }
+        return Result.OTHER;
+    }
+}

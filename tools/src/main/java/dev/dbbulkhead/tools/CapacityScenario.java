@@ -1,0 +1,94 @@
+package dev.dbbulkhead.tools;
+
+import dev.dbbulkhead.testkit.LockSlots;
+import java.sql.Connection;
+import java.sql.SQLException;
+import javax.sql.DataSource;
+
+/**
+ * The overload scenarios whose capacity is set by the database itself, for the adaptive limits:
+ * <ul>
+ * <li>{@code s1-cpu}: each operation burns CPU in PostgreSQL (md5 over a calibrated {@code generate_series}, about
+ * {@code cpuMillis} alone), so throughput peaks near the number of cores and latency grows past it;</li>
+ * <li>{@code s2-locks}: each operation holds one of K advisory locks for {@code holdMillis}: capacity is exactly K;</li>
+ * <li>{@code s3-step}: the same with K = 8 for the first third of the run, 2 for the second, 8 again for the last.</li>
+ * </ul>
+ */
+enum CapacityScenario {
+    S1_CPU("s1-cpu"),
+    S2_LOCKS("s2-locks"),
+    S3_STEP("s3-step");
+
+    static final int STEP_HIGH = 8;
+    static final int STEP_LOW = 2;
+
+    final String label;
+
+    CapacityScenario(String label) {
+        this.label = label;
+    }
+
+    static boolean isOne(String label) {
+        for (CapacityScenario s : values()) {
+            if (s.label.equals(label)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    static CapacityScenario byLabel(String label) {
+        for (CapacityScenario s : values()) {
+            if (s.label.equals(label)) {
+                return s;
+            }
+        }
+        throw new IllegalArgumentException("unknown scenario '" + label + "'");
+    }
+
+    /** What one operation runs, and its capacity over time. */
+    record Work(CapacityScenario scenario, int md5Rounds, int locks, int holdMillis) {
+        /** The SQL of an operation starting {@code fraction} (0..1) into the run. */
+        String sql(double fraction) {
+            return switch (scenario) {
+                case S1_CPU -> "SELECT count(md5(g::text)) FROM generate_series(1, " + md5Rounds + ") g";
+                case S2_LOCKS -> LockSlots.sql(locks, holdMillis);
+                case S3_STEP -> LockSlots.sql(capacityAt(fraction), holdMillis);
+            };
+        }
+
+        /** K at {@code fraction} into the run (the lock scenarios); 0 for the CPU one. */
+        int capacityAt(double fraction) {
+            return switch (scenario) {
+                case S1_CPU -> 0;
+                case S2_LOCKS -> locks;
+                case S3_STEP -> fraction < 1 / 3.0 || fraction >= 2 / 3.0 ? STEP_HIGH : STEP_LOW;
+            };
+        }
+    }
+
+    /** Prepares the database (the lock function) and calibrates the work. */
+    Work prepare(DataSource pool, int locks, int holdMillis, double cpuMillis) throws SQLException {
+        try (Connection c = pool.getConnection(); var s = c.createStatement()) {
+            LockSlots.install(c);
+            int rounds = this == S1_CPU ? calibrate(s, cpuMillis) : 0;
+            return new Work(this, rounds, locks, holdMillis);
+        }
+    }
+
+    /** md5 rounds that take about {@code millis} alone: the median of a few runs, scaled, twice. */
+    private static int calibrate(java.sql.Statement s, double millis) throws SQLException {
+        int rounds = 10_000;
+        for (int pass = 0; pass < 2; pass++) {
+            long[] t = new long[7];
+            for (int i = 0; i < t.length; i++) {
+                long start = System.nanoTime();
+                s.execute("SELECT count(md5(g::text)) FROM generate_series(1, " + rounds + ") g");
+                t[i] = System.nanoTime() - start;
+            }
+            java.util.Arrays.sort(t);
+            rounds = (int) Math.max(100, rounds * millis * 1e6 / t[t.length / 2]);
+        }
+        return rounds;
+    }
+}
