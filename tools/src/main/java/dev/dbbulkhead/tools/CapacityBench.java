@@ -235,6 +235,10 @@ final class CapacityBench {
             }
             line.append(String.format(Locale.ROOT, "; succeeded p99 %.1f ms vs 2 × alone %.1f ms", median(adaptive,
                     r -> ms(r.succeeded, 99)), 2 * alone.get(scenario)));
+            // Drift: the mean limit over the last fifth of the run against the fifth after the first tenth.
+            line.append(String.format(Locale.ROOT, "; limit drift %+.0f %% (mean %.1f then %.1f)",
+                    100 * (median(adaptive, r -> r.meanLimit(0.8, 1) / r.meanLimit(0.1, 0.3)) - 1),
+                    median(adaptive, r -> r.meanLimit(0.1, 0.3)), median(adaptive, r -> r.meanLimit(0.8, 1))));
             lines.add(line.toString());
         }));
         return lines;
