@@ -240,7 +240,8 @@ class SpringServiceTest {
         var endpoint = send("GET", "/actuator/dbbulkhead");
         assertThat(endpoint.statusCode()).isEqualTo(200);
         assertThat(endpoint.body()).contains("\"defaultWorkload\":\"interactive\"").contains("\"name\":\"batch\"")
-                .contains("\"concurrent\":4").contains("\"extraSlots\":8");
+                .contains("\"concurrent\":4").contains("\"extraSlots\":8").contains("\"limit\":4")
+                .contains("\"adaptive\":false");
         for (String meter : List.of("db.bulkhead.permits.max", "db.bulkhead.executing", "hikaricp.connections.max")) {
             assertThat(send("GET", "/actuator/metrics/" + meter).statusCode()).as(meter).isEqualTo(200);
         }

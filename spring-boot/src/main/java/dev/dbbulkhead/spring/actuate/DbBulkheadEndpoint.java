@@ -30,14 +30,17 @@ public class DbBulkheadEndpoint {
 
     private WorkloadView view(WorkloadSettings s) {
         Workload w = admission.bulkhead().workload(s.name());
-        return new WorkloadView(s.name(), w.concurrent(), w.extraSlots(), s.queueWait(), s.deadline(),
-                w.executing(), w.waiting(), w.available(), w.availableSlots());
+        return new WorkloadView(s.name(), w.concurrent(), w.extraSlots(), s.queueWait(), s.deadline(), w.limit(),
+                w.adaptive(), w.executing(), w.waiting(), w.available(), w.availableSlots());
     }
 
     /** The barrier: its name, its default workload, its workloads. */
     public record BulkheadView(String name, String defaultWorkload, List<WorkloadView> workloads) {}
 
-    /** One workload: its budget, waits, and current use. {@code deadline} is null when none is set. */
+    /**
+     * One workload: its budget, waits, the limit in force ({@code concurrent} unless {@code adaptive}), and current
+     * use. {@code deadline} is null when none is set.
+     */
     public record WorkloadView(String name, int concurrent, int extraSlots, Duration queueWait, Duration deadline,
-            int executing, int waiting, int availablePermits, int availableSlots) {}
+            int limit, boolean adaptive, int executing, int waiting, int availablePermits, int availableSlots) {}
 }
