@@ -11,7 +11,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
@@ -54,25 +54,22 @@ class AdaptiveLimitTest {
                 .listener(listener).build()).workload("w");
     }
 
-    @Test
-    void theLimitFollowsTheDatabasesCapacityDownAndUpAgain() throws Exception {
-        Workload w = adaptive(8);
-        assertThat(w.adaptive()).isTrue();
-        assertThat(w.limit()).as("starts at its minimum").isEqualTo(1);
-        var k = new AtomicInteger(6);
-        var stop = new AtomicBoolean();
-        var served = new LongAdder();
-        var start = new CountDownLatch(1);
-        List<Future<?>> callers = new ArrayList<>();
-        try (var executor = Executors.newVirtualThreadPerTaskExecutor()) {
-            for (int i = 0; i < 24; i++) {
-                callers.add(executor.submit(() -> {
-                    start.await();
+    /** {@code n} virtual threads running {@code call} in a loop until closed; closing stops and joins them. */
+    private static final class Callers implements AutoCloseable {
+        interface Call {
+            void run() throws Exception;
+        }
+
+        private final AtomicBoolean stop = new AtomicBoolean();
+        private final ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
+        private final List<Future<?>> futures = new ArrayList<>();
+
+        Callers(int n, Call call) {
+            for (int i = 0; i < n; i++) {
+                futures.add(executor.submit(() -> {
                     while (!stop.get()) {
                         try {
-                            w.transaction(Duration.ofMillis(500),
-                                    c -> Db.count(c, LockSlots.sql(k.get(), 5)));
-                            served.increment();
+                            call.run();
                         } catch (BulkheadRejectedException busy) {
                             // demand exceeds the limit on purpose: refused callers simply try again
                         }
@@ -80,23 +77,41 @@ class AdaptiveLimitTest {
                     return null;
                 }));
             }
-            start.countDown();
+        }
+
+        @Override
+        public void close() throws Exception {
+            stop.set(true);
             try {
-                await().atMost(Duration.ofSeconds(15)).untilAsserted(() ->
-                        assertThat(w.limit()).as("risen to K = 6").isGreaterThanOrEqualTo(5));
-                k.set(2);
-                await().atMost(Duration.ofSeconds(15)).untilAsserted(() ->
-                        assertThat(w.limit()).as("fallen to K = 2").isLessThanOrEqualTo(3));
-                assertThat(w.baselineHoldTime()).isBetween(Duration.ofMillis(4), Duration.ofMillis(30));
-                k.set(6);
-                await().atMost(Duration.ofSeconds(20)).untilAsserted(() ->
-                        assertThat(w.limit()).as("risen again to K = 6").isGreaterThanOrEqualTo(5));
+                for (var f : futures) {
+                    f.get(10, TimeUnit.SECONDS); // a caller's failed assertion fails the test here
+                }
             } finally {
-                stop.set(true);
+                executor.close();
             }
-            for (var f : callers) {
-                f.get(10, TimeUnit.SECONDS);
-            }
+        }
+    }
+
+    @Test
+    void theLimitFollowsTheDatabasesCapacityDownAndUpAgain() throws Exception {
+        Workload w = adaptive(8);
+        assertThat(w.adaptive()).isTrue();
+        assertThat(w.limit()).as("starts at its minimum").isEqualTo(1);
+        var k = new AtomicInteger(6);
+        var served = new LongAdder();
+        try (var callers = new Callers(24, () -> {
+            w.transaction(Duration.ofMillis(500), c -> Db.count(c, LockSlots.sql(k.get(), 5)));
+            served.increment();
+        })) {
+            await().atMost(Duration.ofSeconds(15)).untilAsserted(() ->
+                    assertThat(w.limit()).as("risen to K = 6").isGreaterThanOrEqualTo(5));
+            k.set(2);
+            await().atMost(Duration.ofSeconds(15)).untilAsserted(() ->
+                    assertThat(w.limit()).as("fallen to K = 2").isLessThanOrEqualTo(3));
+            assertThat(w.baselineHoldTime()).isBetween(Duration.ofMillis(4), Duration.ofMillis(30));
+            k.set(6);
+            await().atMost(Duration.ofSeconds(20)).untilAsserted(() ->
+                    assertThat(w.limit()).as("risen again to K = 6").isGreaterThanOrEqualTo(5));
         }
         assertThat(served.sum()).isPositive();
         assertThat(changes).as("every change is reported, from the limit in force")
@@ -109,52 +124,33 @@ class AdaptiveLimitTest {
     @ValueSource(booleans = {false, true})
     void statementsCancelledByATimeoutCutTheLimitByAQuarterEachWindow(boolean ownTransaction) throws Exception {
         Workload w = adaptive(8);
-        var k = new AtomicInteger(8);
         var cancelled = new AtomicBoolean();
-        var stop = new AtomicBoolean();
         var timeouts = new LongAdder();
-        List<Future<?>> callers = new ArrayList<>();
-        try (var executor = Executors.newVirtualThreadPerTaskExecutor()) {
-            for (int i = 0; i < 16; i++) {
-                callers.add(executor.submit(() -> {
-                    while (!stop.get()) {
-                        SqlWork<Integer> work = c -> {
-                            if (cancelled.get()) {
-                                Db.update(c, "SET LOCAL statement_timeout = 1");
-                            }
-                            return Db.count(c, LockSlots.sql(k.get(), 5));
-                        };
-                        try {
-                            if (ownTransaction) {
-                                inOwnTransaction(w, work);
-                            } else {
-                                w.transaction(Duration.ofMillis(500), work);
-                            }
-                        } catch (BulkheadRejectedException busy) {
-                            // refused: try again
-                        } catch (SQLException e) {
-                            assertThat(e.getSQLState()).isEqualTo("57014");
-                            timeouts.increment();
-                        }
-                    }
-                    return null;
-                }));
+        SqlWork<Integer> work = c -> {
+            if (cancelled.get()) {
+                Db.update(c, "SET LOCAL statement_timeout = 1");
             }
+            return Db.count(c, LockSlots.sql(8, 5));
+        };
+        try (var callers = new Callers(16, () -> {
             try {
-                await().atMost(Duration.ofSeconds(15)).untilAsserted(() ->
-                        assertThat(w.limit()).isGreaterThanOrEqualTo(6));
-                changes.clear();
-                cancelled.set(true);
-                await().atMost(Duration.ofSeconds(10)).untilAsserted(() ->
-                        assertThat(changes).as("cut by a quarter").anyMatch(c -> c[0] >= 6 && c[1] == c[0] * 3 / 4));
-                await().atMost(Duration.ofSeconds(10)).untilAsserted(() ->
-                        assertThat(w.limit()).as("while the signals go on: down to the minimum").isEqualTo(1));
-            } finally {
-                stop.set(true);
+                if (ownTransaction) {
+                    inOwnTransaction(w, work);
+                } else {
+                    w.transaction(Duration.ofMillis(500), work);
+                }
+            } catch (SQLException e) {
+                assertThat(e.getSQLState()).isEqualTo("57014");
+                timeouts.increment();
             }
-            for (var f : callers) {
-                f.get(10, TimeUnit.SECONDS);
-            }
+        })) {
+            await().atMost(Duration.ofSeconds(15)).untilAsserted(() -> assertThat(w.limit()).isGreaterThanOrEqualTo(6));
+            changes.clear();
+            cancelled.set(true);
+            await().atMost(Duration.ofSeconds(10)).untilAsserted(() ->
+                    assertThat(changes).as("cut by a quarter").anyMatch(c -> c[0] >= 6 && c[1] == c[0] * 3 / 4));
+            await().atMost(Duration.ofSeconds(10)).untilAsserted(() ->
+                    assertThat(w.limit()).as("while the signals go on: down to the minimum").isEqualTo(1));
         }
         assertThat(timeouts.sum()).isPositive();
     }
