@@ -402,8 +402,9 @@ public final class Permits {
     /**
      * Sets the limit L (1 ≤ L ≤ B) on execution permits in use, and with it the admission slots to L + Q. Lowering
      * it takes free permits out of circulation at once and the rest from the next releases, before any waiter is
-     * served; callers already holding permits or slots keep them. Raising it cancels what is still owed, then hands withheld permits to the oldest waiters or frees
-     * them. No permit is lost or created. Serialise calls (one controller per instance).
+     * served; callers already holding permits or slots keep them. Raising it cancels what is still owed, then hands
+     * withheld permits to the oldest waiters or frees them. No permit is lost or created. Serialise calls (one
+     * controller per instance).
      */
     public void limit(int newLimit) {
         Node[] granted = null;
