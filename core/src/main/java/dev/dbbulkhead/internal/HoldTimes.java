@@ -37,9 +37,9 @@ public final class HoldTimes {
 
     /**
      * The expected wait of a caller arriving now, behind {@code queued} waiters, when {@code free} execution permits
-     * of {@code concurrent} (the limit in force) are free: none with a free permit or before any measurement; else the time for
-     * {@code queued + 1} permits to be released when B permits are released once per average hold:
-     * {@code (queued + 1) × hold / B}. (With {@code B + 1} in the denominator, the estimate of a wait's lower side,
+     * of {@code concurrent} (the limit in force, L or B) are free: none with a free permit or before any measurement;
+     * else the time for {@code queued + 1} permits to be released when L permits are released once per average hold:
+     * {@code (queued + 1) × hold / L}. (With {@code B + 1} in the denominator, the estimate of a wait's lower side,
      * a third of the callers it admitted in the standard overload run still timed out: docs/performance.md.)
      */
     public long expectedWaitNanos(int queued, int free, int concurrent) {

@@ -21,8 +21,8 @@ import org.junit.jupiter.api.Test;
  *
  * <p>A permit belongs to the thread that took it: {@code exit(tid)} releases one only if thread {@code tid} holds
  * one, and each thread keeps its own count (Lincheck passes the thread id), so that the test's bookkeeping never
- * races across threads. Results are "acquired" or "refused". Which refusal (admission full or timed out) a caller sees depends on
- * waiters that are only passing through, as with the article's two semaphores, and no sequential specification
+ * races across threads. Results are "acquired" or "refused". Which refusal (admission full or timed out) a caller
+ * sees depends on waiters that are only passing through, as with the article's two semaphores, and no sequential specification
  * can tell those apart; the contract tests check the reasons.
  */
 @Tag("no-db")
