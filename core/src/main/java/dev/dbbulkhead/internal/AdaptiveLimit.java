@@ -10,18 +10,20 @@ import java.lang.invoke.VarHandle;
  * {@link #minSamples(int)} operations, taken by the thread whose release closes the window.
  *
  * <p>Per window: the mean hold time R, the mean number of operations holding permits {@code n = Σ hold / window}
- * (Little's law) and the throughput X. The baseline R₀ is the lowest R of the last {@value #HISTORY} windows that
- * showed no queue (or ran at the minimum), so it cannot drift up while the database is overloaded: an overloaded
- * window never enters it. From them, Vegas' estimate of the operations queued inside the database,
+ * (Little's law) and the throughput X. The baseline R₀ is the lowest R, over the last 30 s, of the windows that
+ * either lowered it or ran at the minimum limit, so it cannot drift up while the database is overloaded: only
+ * windows at the minimum, where nothing queues, can raise it. Every 20 s the limit spends two windows at the
+ * minimum (the first lets the operations admitted before drain, the second is measured) and goes back: when the
+ * operations themselves got slower (a plan change, a bigger table), the baseline follows within 30 s. From them, Vegas' estimate of the operations queued inside the database,
  * {@code q = n × (1 − R₀/R)}: with K truly parallel resources (cores, locks) and n > K in use, R = n/K × R₀ and
  * q = n − K exactly.
  * <ol>
  * <li>Overload signals (SQLState 57014, 55P03, 40P01, 53300, a pool timeout) from at least 1 in
  * {@value #SIGNAL_SHARE} operations of the window: L × 3/4.</li>
- * <li>A queue ({@code q ≥ max(2, n/4)}): L = round(n × R₀/R), the concurrency the database served without one.
- * A queue of one or two is tolerated: it keeps the database busy while each operation's own round trips (begin,
- * commit, the network) leave its resource idle.</li>
- * <li>Hardly a queue ({@code q < max(1, n/8)}) and the limit used ({@code n ≥ max(L − 1, 0.8 L)}): probe L + 1
+ * <li>A queue ({@code q ≥ max(1, n/8)}): L = round(n × R₀/R), the concurrency the database served without one.
+ * (Tolerating a queue of two let noisy probes ratchet L up by half in a 10-minute overload on PostgreSQL, for no
+ * measurable goodput.)</li>
+ * <li>No queue ({@code q < max(0.5, n/10)}) and the limit used ({@code n ≥ max(L − 1, 0.8 L)}): probe L + 1
  * (doubling until the first decrease);
  * kept only if the next window's throughput followed (a quarter of the proportional gain, at least 3 %), else undone
  * and the next probe
@@ -39,6 +41,10 @@ public final class AdaptiveLimit {
     static final long WINDOW_MILLIS = 200;
     static final int HISTORY = 50;
     static final int MAX_BACKOFF = 16;
+    /** How often the baseline is measured again at the minimum limit (two windows, about 1 % of the time). */
+    static final long MEASURE_EVERY_NANOS = 20_000_000_000L;
+    /** How long a window's mean counts for the baseline. */
+    static final long HISTORY_NANOS = 30_000_000_000L;
     /**
      * An overload signal counts when at least 1 in this many operations of the window gave one: a deadline cancels
      * now and then the statement of a caller admitted at the margin, which says nothing about the database.
@@ -79,6 +85,11 @@ public final class AdaptiveLimit {
 
     // The deciding thread's state (one at a time, under BUSY).
     private final long[] history = new long[HISTORY];
+    private final long[] historyAt = new long[HISTORY];
+    /** The limit to go back to after the baseline's measurement at the minimum; 0 when not measuring. */
+    private int measuring;
+    private int measuringWindows;
+    private long measuredAt;
     private int historySize;
     private int historyNext;
     private volatile long baseline;
@@ -95,6 +106,7 @@ public final class AdaptiveLimit {
         this.max = max;
         this.changes = changes;
         this.windowStart = now;
+        this.measuredAt = now;
         permits.limit(min);
     }
 
@@ -116,7 +128,7 @@ public final class AdaptiveLimit {
             try {
                 if (windowStart == start) {
                     windowStart = now;
-                    decide(now - start);
+                    decide(now - start, now);
                 }
             } finally {
                 busy = 0; // a field write: the decider's flag goes back even if deciding failed
@@ -124,7 +136,7 @@ public final class AdaptiveLimit {
         }
     }
 
-    private void decide(long elapsed) {
+    private void decide(long elapsed, long now) {
         long n = (long) COUNT.getAndSet(this, 0L);
         long total = (long) SUM.getAndSet(this, 0L);
         long overloads = (long) SIGNALS.getAndSet(this, 0L);
@@ -143,12 +155,24 @@ public final class AdaptiveLimit {
             change(limit, Math.max(min, Math.min(limit - 1, limit * 3 / 4)), "overload signal");
             return;
         }
-        double queue = inflight * (1 - Math.min(1, (double) Math.max(1, baseline) / Math.max(1, mean)));
-        if (baseline == 0 || queue < 1 || limit == min) {
-            remember(mean);
+        if (measuring != 0 && settleMeasuring(limit, mean, now)) {
+            return;
+        }
+        // Lower means always enter the baseline; higher ones only from the minimum limit, where nothing queues: a
+        // window "without a queue" at a higher limit is judged against the baseline itself, and letting it in made
+        // the baseline (and the limit) creep up by half in a 10-minute overload on PostgreSQL.
+        if (baseline == 0 || mean < baseline || limit == min) {
+            remember(mean, now);
+        }
+        if (limit > min && now - measuredAt >= MEASURE_EVERY_NANOS) {
+            measuring = limit; // the baseline's periodic measurement: two windows at the minimum, then back
+            measuringWindows = 0;
+            probedFrom = 0;
+            change(limit, min, "baseline measurement");
+            return;
         }
         double gradient = Math.min(1, (double) baseline / Math.max(1, mean));
-        queue = inflight * (1 - gradient);
+        double queue = inflight * (1 - gradient);
         if (probedFrom != 0) {
             int from = probedFrom;
             probedFrom = 0;
@@ -162,14 +186,14 @@ public final class AdaptiveLimit {
             }
             backoff = 1;
         }
-        if (queue >= Math.max(2, inflight / 4)) {
+        if (queue >= Math.max(1, inflight / 8)) {
             slowStart = false;
             windowsToProbe = backoff;
             change(limit, Math.max(min, Math.min(limit - 1, (int) Math.round(inflight * gradient))), "queue");
             return;
         }
         boolean used = inflight >= Math.max(limit - 1, 0.8 * limit);
-        if (used && limit < max && queue < Math.max(1, inflight / 8) && --windowsToProbe <= 0) {
+        if (used && limit < max && queue < Math.max(0.5, inflight / 10) && --windowsToProbe <= 0) {
             probedFrom = limit;
             throughputBefore = throughput;
             windowsToProbe = 1;
@@ -182,13 +206,33 @@ public final class AdaptiveLimit {
         windowsToProbe = backoff;
     }
 
-    private void remember(long mean) {
+    /**
+     * During the baseline's measurement: the first window at the minimum only lets the operations admitted at the
+     * old limit finish; the second is measured, and the limit goes back to where it was. True while measuring.
+     */
+    private boolean settleMeasuring(int limit, long mean, long now) {
+        if (++measuringWindows < 2) {
+            return true;
+        }
+        int back = measuring;
+        measuring = 0;
+        measuredAt = now;
+        remember(mean, now);
+        change(limit, back, "baseline measured");
+        return true;
+    }
+
+    /** Adds a window's mean; the baseline is the lowest of the last {@value #HISTORY} that are under 30 s old. */
+    private void remember(long mean, long now) {
         history[historyNext] = mean;
+        historyAt[historyNext] = now;
         historyNext = (historyNext + 1) % HISTORY;
         historySize = Math.min(HISTORY, historySize + 1);
-        long lowest = Long.MAX_VALUE;
+        long lowest = mean;
         for (int i = 0; i < historySize; i++) {
-            lowest = Math.min(lowest, history[i]);
+            if (now - historyAt[i] <= HISTORY_NANOS) {
+                lowest = Math.min(lowest, history[i]);
+            }
         }
         baseline = lowest;
     }

@@ -27,6 +27,8 @@ class AdaptiveLimitModelTest {
         final Random random = new Random(42);
         long now = 0;
         int capacity;
+        /** One operation alone. */
+        long base = BASE;
         boolean overloadNext;
         /** Every operation gives an overload signal. */
         boolean overloading;
@@ -44,7 +46,7 @@ class AdaptiveLimitModelTest {
             long end = now + nanos;
             while (now < end) {
                 int n = permits.limit();
-                double hold = BASE * Math.max(1.0, (double) n / capacity) * (0.95 + 0.1 * random.nextDouble());
+                double hold = base * Math.max(1.0, (double) n / capacity) * (0.95 + 0.1 * random.nextDouble());
                 // n operations in flight, each holding `hold`: one completes every hold / n.
                 now += (long) (hold / n);
                 limit.sample((long) hold, overloadNext || overloading, now);
@@ -98,6 +100,17 @@ class AdaptiveLimitModelTest {
         assertThat(late).as("%s", sim.changes.subList(Math.max(0, sim.changes.size() - 20), sim.changes.size()))
                 .isBetween(early * 0.8, early * 1.2);
         assertThat(sim.limit.baselineNanos()).isBetween((long) (baseline * 0.95), (long) (baseline * 1.05));
+    }
+
+    @Test
+    void whenTheOperationsThemselvesGetSlowerTheBaselineFollowsFromTheMinimumAndTheLimitComesBack() {
+        var sim = new Simulation(1, 8);
+        sim.run(10 * SECOND);
+        sim.base = 2 * BASE; // a plan change: every operation takes twice as long, at any concurrency
+        sim.run(60 * SECOND);
+        assertThat(sim.limit.baselineNanos()).as("%s", sim.changes).isBetween((long) (2 * BASE * 0.94),
+                (long) (2 * BASE * 1.06));
+        assertThat(sim.averageLimit(10 * SECOND)).as("%s", sim.changes).isBetween(7.5, 9.6);
     }
 
     @Test
