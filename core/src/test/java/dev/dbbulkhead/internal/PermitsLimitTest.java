@@ -116,8 +116,10 @@ class PermitsLimitTest {
                             r = p.await(node, TimeUnit.MILLISECONDS.toNanos(2));
                         }
                         if (r == Permits.ACQUIRED) {
-                            int now = holding.incrementAndGet();
-                            maxHolding.accumulateAndGet(now, Math::max);
+                            holding.incrementAndGet();
+                            // The count now, not the increment's result: a caller paused between the two would
+                            // report how many held before the limit was lowered.
+                            maxHolding.accumulateAndGet(holding.get(), Math::max);
                             Thread.yield();
                             holding.decrementAndGet();
                             p.exit(node);
