@@ -96,7 +96,8 @@ public final class JfrEvents {
         int to;
 
         @Label("Cause")
-        @Description("overload signal, queue, probe, or probe: throughput did not follow")
+        @Description("overload signal, queue, probe, probe: throughput did not follow, baseline measurement or "
+                + "baseline measured")
         String cause;
 
         @Label("Baseline Hold")
