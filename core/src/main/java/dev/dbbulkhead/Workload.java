@@ -284,8 +284,8 @@ public final class Workload {
     }
 
     /**
-     * The adaptive limit's baseline: the lowest mean permit hold time of its recent windows without a queue, what an
-     * operation takes when the database is not overloaded. {@link Duration#ZERO} for a fixed workload or before the
+     * The adaptive limit's baseline: the lowest mean permit hold time of its windows of the last 30 s that ran at its
+     * minimum (or were lower still), what an operation takes when the database is not overloaded. {@link Duration#ZERO} for a fixed workload or before the
      * first window. For observation.
      */
     public Duration baselineHoldTime() {
