@@ -161,6 +161,8 @@ public class PermitsModelCheckTest {
 
     /** Scenarios per run: a short run in every build, the full one with {@code -Pfull} (CI runs both). */
     private static final int ITERATIONS = Integer.getInteger("modelcheck.iterations", 4);
+    /** Interleavings per scenario: fewer in every build, 2,000 with {@code -Pfull}. */
+    private static final int INVOCATIONS = Integer.getInteger("modelcheck.invocations", 500);
 
     @Test
     public void modelChecking() {
@@ -184,7 +186,7 @@ public class PermitsModelCheckTest {
 
     private static void modelCheck(Class<?> model) {
         new ModelCheckingOptions().threads(THREADS).actorsPerThread(3).iterations(ITERATIONS)
-                .invocationsPerIteration(2_000).check(model);
+                .invocationsPerIteration(INVOCATIONS).check(model);
     }
 
     private static void stress(Class<?> model) {
