@@ -149,10 +149,16 @@ public final class AdaptiveLimit {
         double inflight = (double) total / elapsed;
         double throughput = n * 1e9 / elapsed;
         if (overloads > 0 && overloads * SIGNAL_SHARE >= n) {
+            // During a baseline measurement, cut from the limit it would go back to, and end it.
+            int from = measuring != 0 ? measuring : limit;
+            if (measuring != 0) {
+                measuring = 0;
+                measuredAt = now;
+            }
             probedFrom = 0;
             slowStart = false;
             waitLonger();
-            change(limit, Math.max(min, Math.min(limit - 1, limit * 3 / 4)), "overload signal");
+            change(limit, Math.max(min, Math.min(from - 1, from * 3 / 4)), "overload signal");
             return;
         }
         if (measuring != 0 && settleMeasuring(limit, mean, now)) {

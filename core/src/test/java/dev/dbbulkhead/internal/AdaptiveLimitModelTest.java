@@ -129,6 +129,21 @@ class AdaptiveLimitModelTest {
     }
 
     @Test
+    void anOverloadDuringTheBaselinesMeasurementCutsFromTheLimitItWouldGoBackTo() {
+        var sim = new Simulation(1, 16);
+        while (sim.changes.stream().noneMatch(c -> c.contains("(baseline measurement)"))) {
+            sim.run(AdaptiveLimit.WINDOW_MILLIS * 1_000_000);
+        }
+        assertThat(sim.changes.getLast()).contains("16 -> 1 (baseline measurement)");
+        sim.overloading = true;
+        sim.run(AdaptiveLimit.WINDOW_MILLIS * 1_000_000 + BASE);
+        sim.overloading = false;
+        assertThat(sim.changes.getLast()).contains("1 -> 12 (overload signal)");
+        sim.run(2 * AdaptiveLimit.WINDOW_MILLIS * 1_000_000);
+        assertThat(sim.changes).noneMatch(c -> c.contains("(baseline measured)"));
+    }
+
+    @Test
     void neverLeavesItsBoundsNorLosesAPermit() {
         var sim = new Simulation(3, 1);
         sim.run(20 * SECOND);
