@@ -1,9 +1,11 @@
 package dev.dbbulkhead.tools;
 
+import com.zaxxer.hikari.HikariDataSource;
 import dev.dbbulkhead.AdmissionFullException;
 import dev.dbbulkhead.DbBulkhead;
 import dev.dbbulkhead.QueueTimeoutException;
 import dev.dbbulkhead.WouldTimeOutException;
+import dev.dbbulkhead.testkit.TestDatabase;
 import io.github.resilience4j.bulkhead.Bulkhead;
 import io.github.resilience4j.bulkhead.BulkheadConfig;
 import io.github.resilience4j.bulkhead.BulkheadFullException;
@@ -11,6 +13,7 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.SQLTransientConnectionException;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
@@ -112,6 +115,43 @@ enum Barriers {
         ArticleTimeout() {
             super("db admission timed out");
         }
+    }
+
+    /** A pool of {@code size} with every connection opened once before the clock starts, as a warm service has. */
+    static HikariDataSource warmPool(TestDatabase db, int size, Duration connectionTimeout) throws SQLException {
+        HikariDataSource ds = db.pool(size, connectionTimeout);
+        var held = new ArrayList<Connection>();
+        try {
+            for (int i = 0; i < size; i++) {
+                held.add(ds.getConnection());
+            }
+        } finally {
+            for (Connection c : held) {
+                c.close();
+            }
+        }
+        return ds;
+    }
+
+    /** {@code sql} alone in a plain transaction on {@code pool}. */
+    static void plainStatement(DataSource pool, String sql) throws SQLException {
+        plainTransaction(pool, c -> {
+            try (var s = c.createStatement()) {
+                s.execute(sql);
+            }
+        });
+    }
+
+    /** The median time, in nanoseconds, of {@code runs} plain transactions of {@code sql}, one at a time. */
+    static long medianNanos(DataSource pool, String sql, int runs) throws SQLException {
+        long[] times = new long[runs];
+        for (int i = 0; i < runs; i++) {
+            long start = System.nanoTime();
+            plainStatement(pool, sql);
+            times[i] = System.nanoTime() - start;
+        }
+        java.util.Arrays.sort(times);
+        return times[runs / 2];
     }
 
     static void plainTransaction(DataSource pool, Operation op) throws SQLException {

@@ -7,7 +7,6 @@ import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -93,33 +92,11 @@ final class CapacityBench {
     }
 
     private HikariDataSource pool() throws SQLException {
-        HikariDataSource ds = db.pool(settings.maxConcurrent(), Duration.ofMillis(250));
-        var held = new ArrayList<Connection>();
-        try {
-            for (int i = 0; i < settings.maxConcurrent(); i++) {
-                held.add(ds.getConnection()); // every connection open before the clock starts
-            }
-        } finally {
-            for (Connection c : held) {
-                c.close();
-            }
-        }
-        return ds;
+        return Barriers.warmPool(db, settings.maxConcurrent(), Duration.ofMillis(250));
     }
 
     private static double aloneMillis(HikariDataSource ds, CapacityScenario.Work work) throws SQLException {
-        long[] t = new long[15];
-        for (int i = 0; i < t.length; i++) {
-            long start = System.nanoTime();
-            Barriers.plainTransaction(ds, c -> {
-                try (var s = c.createStatement()) {
-                    s.execute(work.sql(0));
-                }
-            });
-            t[i] = System.nanoTime() - start;
-        }
-        java.util.Arrays.sort(t);
-        return t[t.length / 2] / 1e6;
+        return Barriers.medianNanos(ds, work.sql(0), 15) / 1e6;
     }
 
     /** Operations per second that {@code callers} in a closed loop get for {@code seconds}, straight on the pool. */
@@ -131,11 +108,7 @@ final class CapacityBench {
             for (int i = 0; i < callers; i++) {
                 tasks.submit(() -> {
                     while (System.nanoTime() < end) {
-                        Barriers.plainTransaction(ds, c -> {
-                            try (var s = c.createStatement()) {
-                                s.execute(work.sql(0));
-                            }
-                        });
+                        Barriers.plainStatement(ds, work.sql(0));
                         done.increment();
                     }
                     return null;

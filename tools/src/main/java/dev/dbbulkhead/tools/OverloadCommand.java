@@ -4,7 +4,6 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.dbbulkhead.testkit.TestDatabase;
 import java.io.PrintWriter;
 import java.nio.file.Path;
-import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -272,36 +271,13 @@ public final class OverloadCommand implements Callable<Integer> {
     }
 
     private HikariDataSource newPool(TestDatabase db) throws SQLException {
-        HikariDataSource ds = db.pool(pool, Duration.ofMillis(connectionTimeoutMs));
-        // Open every connection before the clock starts, as a warm service would have them.
-        var held = new ArrayList<Connection>();
-        try {
-            for (int i = 0; i < pool; i++) {
-                held.add(ds.getConnection());
-            }
-        } finally {
-            for (Connection c : held) {
-                c.close();
-            }
-        }
-        return ds;
+        return Barriers.warmPool(db, pool, Duration.ofMillis(connectionTimeoutMs));
     }
 
     /** The time of one operation on an idle pool, the median of 20. */
     private double calibrate(TestDatabase db) throws SQLException {
         try (var ds = newPool(db)) {
-            long[] times = new long[20];
-            for (int i = 0; i < times.length; i++) {
-                long t = System.nanoTime();
-                Barriers.plainTransaction(ds, c -> {
-                    try (var s = c.createStatement()) {
-                        s.execute(sql);
-                    }
-                });
-                times[i] = System.nanoTime() - t;
-            }
-            java.util.Arrays.sort(times);
-            return times[times.length / 2] / 1e9;
+            return Barriers.medianNanos(ds, sql, 20) / 1e9;
         }
     }
 
