@@ -145,13 +145,20 @@ public final class TestDatabase {
         return port > 0 ? builder.setPort(port) : builder;
     }
 
+    /**
+     * Deletes {@code dir}. The server may still be removing its own files (postmaster.pid) as this walks, which
+     * {@code Files.walk} reports as an {@link java.io.UncheckedIOException}: the walk is then tried again.
+     */
     private static void deleteRecursively(Path dir) throws IOException {
-        if (!Files.exists(dir)) {
-            return;
-        }
-        try (var paths = Files.walk(dir)) {
-            for (Path p : paths.sorted(java.util.Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(p);
+        for (int attempt = 1; Files.exists(dir); attempt++) {
+            try (var paths = Files.walk(dir)) {
+                for (Path p : paths.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                    Files.deleteIfExists(p);
+                }
+            } catch (java.io.UncheckedIOException vanished) {
+                if (attempt == 5) {
+                    throw vanished.getCause();
+                }
             }
         }
     }
