@@ -1,18 +1,21 @@
 package dev.dbbulkhead;
 
+import dev.dbbulkhead.internal.Snapshot;
+
 /**
- * All B + Q admission slots of the workload were taken, so the operation was rejected at once, without
- * waiting. Sustained, it means the offered load exceeds what B executions can serve within the queue wait.
+ * All L + Q admission slots of the workload were taken (L = B unless the workload is adaptive), so the operation was
+ * rejected at once, without waiting. Sustained, it means the offered load exceeds what the executions can serve
+ * within the queue wait.
  */
 public final class AdmissionFullException extends BulkheadRejectedException {
-    AdmissionFullException(String bulkhead, String workload, int concurrent, int extraSlots, boolean stackTrace) {
-        super(bulkhead, workload, concurrent, extraSlots, stackTrace);
+    AdmissionFullException(Snapshot state, boolean stackTrace) {
+        super(state, stackTrace);
     }
 
     @Override
     String describe() {
-        return "admission full (" + concurrent() + " running + " + extraSlots() + " waiting = "
-                + (concurrent() + (long) extraSlots()) + " admitted)";
+        return "admission full: all " + (limit() + (long) extraSlots()) + " admission slots (limit + Q) taken, "
+                + "refused at once";
     }
 
     @Override

@@ -53,4 +53,19 @@ public interface BulkheadListener {
      * back.
      */
     default void onLimitChanged(Workload workload, int previousLimit, int newLimit) {}
+
+    /**
+     * The permits of a lease whose thread terminated without releasing them (a {@link Lease} never closed, or a
+     * release cut short by a {@link StackOverflowError} on a thread that then ended) were taken back, after being
+     * held for {@code heldNanos} (0 for a caller that was still waiting). Called on the barrier's reclaimer thread,
+     * after a garbage collection found the thread gone. Its hold is kept out of the adaptive limit's measurements.
+     */
+    default void onLeaseReclaimed(Workload workload, long heldNanos) {}
+
+    /**
+     * Leak detection ({@code leakDetectionThreshold}): a {@link Lease} from {@code acquire()} has been open for
+     * {@code heldNanos}, longer than the threshold. Called once per lease, on the barrier's scheduler thread; a
+     * warning with the stack of the acquiring call is logged as well.
+     */
+    default void onLeakSuspected(Workload workload, long heldNanos) {}
 }

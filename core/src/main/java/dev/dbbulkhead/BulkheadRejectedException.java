@@ -1,16 +1,21 @@
 package dev.dbbulkhead;
 
+import dev.dbbulkhead.internal.Snapshot;
+import java.time.Duration;
 import java.util.concurrent.RejectedExecutionException;
 
 /**
- * The barrier refused an operation before it touched the database: no connection was taken and nothing was
- * written, so the caller may retry (with a budget) or fail fast, e.g. with HTTP 503.
+ * The barrier refused an operation before its work could commit anything: no connection was taken, or (a deadline
+ * that cancelled a statement) the transaction was rolled back, so nothing was written and the caller may retry (with
+ * a budget) or fail fast, e.g. with HTTP 503.
  *
  * <p>Each reason has its own type; all stay {@link RejectedExecutionException}s so that code written against
- * the article's API keeps working. Each carries the numbers a person needs to act: the barrier, the workload,
- * its execution budget B ({@link #concurrent()}) and extra admission Q ({@link #extraSlots()}). They carry no
- * stack trace unless the barrier was built with {@code rejectionStackTraces(true)}: a rejection is an expected
- * outcome under overload, and the cheaper it is, the sooner the carrier threads serve admitted work.
+ * the article's API keeps working. Each carries the workload's state when it refused, read live: B
+ * ({@link #concurrent()}), Q ({@link #extraSlots()}), the limit in force ({@link #limit()}, B unless the workload is
+ * adaptive), how many were executing and waiting, and how long this caller could wait ({@link #allowedWait()}); the
+ * message shows them, every duration in milliseconds. They carry no stack trace unless the barrier was built with
+ * {@code rejectionStackTraces(true)}: a rejection is an expected outcome under overload, and the cheaper it is, the
+ * sooner the carrier threads serve admitted work.
  */
 public abstract sealed class BulkheadRejectedException extends RejectedExecutionException
         permits AdmissionFullException, QueueTimeoutException, DeadlineExceededException, WouldTimeOutException {
@@ -19,17 +24,24 @@ public abstract sealed class BulkheadRejectedException extends RejectedExecution
     private final String workload;
     private final int concurrent;
     private final int extraSlots;
+    private final int limit;
+    private final int executing;
+    private final int waiting;
+    private final long allowedWaitNanos;
     /** False while Throwable's constructor runs, so that the stack trace is captured only when asked for. */
     private final transient boolean constructed;
     private transient String message;
 
-    BulkheadRejectedException(String bulkhead, String workload, int concurrent, int extraSlots,
-            boolean stackTrace) {
+    BulkheadRejectedException(Snapshot state, boolean stackTrace) {
         super((String) null);
-        this.bulkhead = bulkhead;
-        this.workload = workload;
-        this.concurrent = concurrent;
-        this.extraSlots = extraSlots;
+        this.bulkhead = state.bulkhead();
+        this.workload = state.workload();
+        this.concurrent = state.concurrent();
+        this.extraSlots = state.extraSlots();
+        this.limit = state.limit();
+        this.executing = state.executing();
+        this.waiting = state.waiting();
+        this.allowedWaitNanos = state.allowedWaitNanos();
         this.constructed = true;
         if (stackTrace) {
             fillInStackTrace();
@@ -38,20 +50,27 @@ public abstract sealed class BulkheadRejectedException extends RejectedExecution
 
     /**
      * Built on first use from the numbers: under overload most rejections are counted, not read, so the hot path
-     * does not format strings.
+     * does not format strings. For example: {@code db-bulkhead 'db', workload 'default': no execution permit within
+     * the queue wait of 50.000 ms (B=16, Q=32, limit=16, executing=16, waiting=32)}.
      */
     @Override
     public String getMessage() {
         String m = message;
         if (m == null) {
-            m = "db-bulkhead '" + bulkhead + "', workload '" + workload + "': " + describe();
+            m = "db-bulkhead '" + bulkhead + "', workload '" + workload + "': " + describe() + " "
+                    + new Snapshot(bulkhead, workload, concurrent, extraSlots, limit, executing, waiting,
+                            allowedWaitNanos).describe();
             message = m;
         }
         return m;
     }
 
-    /** The reason and its numbers, for the message. */
+    /** The reason and its own numbers, for the message. */
     abstract String describe();
+
+    static String millis(long nanos) {
+        return Snapshot.millis(nanos);
+    }
 
     /** Captures the stack trace only once constructed, and only if the barrier keeps stack traces. */
     @Override
@@ -80,5 +99,28 @@ public abstract sealed class BulkheadRejectedException extends RejectedExecution
     /** The workload's extra admission Q. */
     public int extraSlots() {
         return extraSlots;
+    }
+
+    /** The limit L in force when it refused: B for a fixed workload, the adaptive limit otherwise. */
+    public int limit() {
+        return limit;
+    }
+
+    /** Operations of the workload holding an execution permit when it refused. */
+    public int executing() {
+        return executing;
+    }
+
+    /** Operations of the workload queued for an execution permit when it refused. */
+    public int waiting() {
+        return waiting;
+    }
+
+    /**
+     * How long this caller could wait for an execution permit: its queue wait, or what was left of its deadline when
+     * it arrived ({@code Duration.ofNanos(Long.MAX_VALUE)}: unbounded).
+     */
+    public Duration allowedWait() {
+        return Duration.ofNanos(allowedWaitNanos);
     }
 }

@@ -1,6 +1,8 @@
 package dev.dbbulkhead;
 
+import dev.dbbulkhead.internal.Admission;
 import dev.dbbulkhead.internal.Frames;
+import dev.dbbulkhead.internal.Nanos;
 import dev.dbbulkhead.internal.PoolSizes;
 import dev.dbbulkhead.internal.Preconditions;
 import dev.dbbulkhead.internal.Telemetry;
@@ -67,24 +69,24 @@ public final class DbBulkhead {
      *     overflows an int
      */
     public DbBulkhead(DataSource source, int concurrent, int extraSlots) {
-        // The article's barrier is not checked against the pool size: B may exceed it, as in the article.
+        // The article's barrier is not refused when B exceeds the pool size, as in the article: it is logged.
         this(builder(source).workload(DEFAULT_WORKLOAD, concurrent, extraSlots).validated(false));
     }
 
     private DbBulkhead(Builder b) {
         this.name = b.name;
         this.source = b.source;
-        var telemetry = new Telemetry(b.listeners, b.nanoClock, b.rejectionStackTraces, LOG);
+        var telemetry = new Telemetry(b.listeners, b.nanoClock, LOG);
         // Initialise here the classes a rejection or an outcome needs: a class whose initialisation fails (say, on
         // a caller at its stack limit) stays unusable for the JVM's lifetime, so it must not happen in a call.
         initialised(RejectionReason.values(), Outcome.values(), DeadlineExceededException.Stage.values());
         var runner = new TransactionRunner(b.source, telemetry, b.statementTimeouts, b.lockTimeouts);
-        var frames = new Frames();
+        var shared = new Admission.Shared(b.name, new Frames(), telemetry, runner,
+                new RejectionFactory(b.rejectionStackTraces), b.leakThreshold == null ? 0 : Nanos.of(b.leakThreshold));
         var map = new LinkedHashMap<String, Workload>();
         for (var spec : b.specs.values()) {
-            map.put(spec.name(), new Workload(b.name, spec.name(), spec.concurrent(), spec.extraSlots(),
-                    b.predictive.contains(spec.name()), b.adaptive.getOrDefault(spec.name(), 0), frames, telemetry,
-                    runner));
+            map.put(spec.name(), new Workload(spec.name(), spec.concurrent(), spec.extraSlots(),
+                    b.predictive.contains(spec.name()), b.adaptive.getOrDefault(spec.name(), 0), shared));
         }
         this.workloads = Collections.unmodifiableMap(map);
         this.defaultWorkload = map.values().iterator().next();
@@ -213,6 +215,7 @@ public final class DbBulkhead {
         private boolean rejectionStackTraces;
         private Duration hintQueueWait;
         private Duration hintHoldTime;
+        private Duration leakThreshold;
 
         private Builder(DataSource source) {
             this.source = Preconditions.notNull(source, "source");
@@ -337,6 +340,19 @@ public final class DbBulkhead {
             return this;
         }
 
+        /**
+         * Leak detection, as HikariCP's {@code leakDetectionThreshold}: a {@link Lease} from {@code acquire()} still
+         * open after {@code threshold} is logged once, as a warning naming the workload with the stack of the call
+         * that acquired it (and {@link BulkheadListener#onLeakSuspected} is called); its hold is kept out of the
+         * adaptive limit's measurements. {@link Duration#ZERO} (the default) turns it off: it costs a stack capture
+         * and a scheduled task per lease. Independently of it, a lease whose thread terminates without closing it is
+         * always reclaimed ({@link BulkheadListener#onLeaseReclaimed}).
+         */
+        public Builder leakDetectionThreshold(Duration threshold) {
+            this.leakThreshold = Preconditions.notNegative(threshold, "leakDetectionThreshold");
+            return this;
+        }
+
         public DbBulkhead build() {
             return new DbBulkhead(validated(true));
         }
@@ -364,14 +380,19 @@ public final class DbBulkhead {
                             + "': adaptiveLimit minLimit must be <= its concurrent " + b + ", was " + a.getValue());
                 }
             }
-            int pool = !checkPoolSize ? -1 : poolSize > 0 ? poolSize : PoolSizes.maximumPoolSize(source);
+            int pool = poolSize > 0 ? poolSize : PoolSizes.maximumPoolSize(source);
             if (checkPoolSize && pool <= 0) {
                 LOG.log(Level.WARNING, "db-bulkhead ''{0}'': cannot tell the pool size of {1}, so the workloads'' "
                         + "concurrent {2} are not checked against it; give it with poolSize(...)", name,
                         source.getClass().getName(), describe());
             }
-            if (pool > 0) {
-                long sum = specs.values().stream().mapToLong(WorkloadSpec::concurrent).sum();
+            long sum = specs.values().stream().mapToLong(WorkloadSpec::concurrent).sum();
+            if (pool > 0 && sum > pool && !checkPoolSize) {
+                LOG.log(Level.WARNING, "db-bulkhead ''{0}'': concurrent {1} is more than the pool size {2} of {3}: "
+                        + "the {4} operations beyond the pool wait inside it, up to its connection timeout, instead of "
+                        + "in the barrier; lower concurrent to at most {2}", name, sum, pool,
+                        source.getClass().getName(), sum - pool);
+            } else if (pool > 0) {
                 if (sum > pool) {
                     throw new IllegalArgumentException("db-bulkhead '" + name + "': the workloads' concurrent "
                             + "add up to " + sum + " " + describe() + ", more than the pool size " + pool

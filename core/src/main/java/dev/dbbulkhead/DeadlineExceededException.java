@@ -1,5 +1,7 @@
 package dev.dbbulkhead;
 
+import dev.dbbulkhead.internal.Snapshot;
+
 /**
  * The operation's {@link Deadline} passed: before admission, during the wait for an execution permit, while the
  * pool was handing out a connection, or in a statement that the deadline's {@code statement_timeout} cancelled
@@ -26,9 +28,8 @@ public final class DeadlineExceededException extends BulkheadRejectedException {
     private final Stage stage;
     private final long overdueNanos;
 
-    DeadlineExceededException(String bulkhead, String workload, int concurrent, int extraSlots, Stage stage,
-            long overdueNanos, Throwable cause, boolean stackTrace) {
-        super(bulkhead, workload, concurrent, extraSlots, stackTrace);
+    DeadlineExceededException(Snapshot state, Stage stage, long overdueNanos, Throwable cause, boolean stackTrace) {
+        super(state, stackTrace);
         this.stage = stage;
         this.overdueNanos = overdueNanos;
         if (cause != null) {
@@ -38,8 +39,8 @@ public final class DeadlineExceededException extends BulkheadRejectedException {
 
     @Override
     String describe() {
-        return "deadline exceeded " + describe(stage) + " (overdue by " + overdueNanos() / 1_000 + " us, concurrent="
-                + concurrent() + ", extraSlots=" + extraSlots() + ")";
+        return "deadline exceeded " + describe(stage) + ", " + millis(overdueNanos()) + " overdue "
+                + "(" + millis(allowedWait().toNanos()) + " were left when admission began)";
     }
 
     private static String describe(Stage stage) {

@@ -1,5 +1,6 @@
 package dev.dbbulkhead;
 
+import dev.dbbulkhead.internal.Snapshot;
 import java.time.Duration;
 
 /**
@@ -7,23 +8,18 @@ import java.time.Duration;
  * admission slot and never took a connection.
  */
 public final class QueueTimeoutException extends BulkheadRejectedException {
-    private final Duration queueWait;
-
-    QueueTimeoutException(String bulkhead, String workload, int concurrent, int extraSlots, Duration queueWait,
-            boolean stackTrace) {
-        super(bulkhead, workload, concurrent, extraSlots, stackTrace);
-        this.queueWait = queueWait;
+    QueueTimeoutException(Snapshot state, boolean stackTrace) {
+        super(state, stackTrace);
     }
 
     @Override
     String describe() {
-        return "admission timed out: no execution permit within " + queueWait + " (concurrent=" + concurrent()
-                + ", extraSlots=" + extraSlots() + ")";
+        return "no execution permit within the queue wait of " + millis(allowedWait().toNanos());
     }
 
-    /** How long the operation waited for an execution permit. */
+    /** How long the operation waited for an execution permit: its queue wait. */
     public Duration queueWait() {
-        return queueWait;
+        return allowedWait();
     }
 
     @Override

@@ -65,7 +65,11 @@ class AdmissionContractTest {
             assertThat(rejected.concurrent()).isEqualTo(2);
             assertThat(rejected.extraSlots()).isEqualTo(3);
             assertThat(rejected.workload()).isEqualTo("default");
-            assertThat(rejected.getMessage()).contains("2 running + 3 waiting = 5 admitted");
+            assertThat(rejected.limit()).isEqualTo(2);
+            assertThat(rejected.executing()).as("live: the two holders").isEqualTo(2);
+            assertThat(rejected.waiting()).as("live: the three queued").isEqualTo(3);
+            assertThat(rejected.getMessage()).isEqualTo("db-bulkhead 'db', workload 'default': admission full: all 5 "
+                    + "admission slots (limit + Q) taken, refused at once (B=2, Q=3, limit=2, executing=2, waiting=3)");
         }
     }
 
@@ -116,8 +120,8 @@ class AdmissionContractTest {
             Duration waited = Duration.ofNanos(System.nanoTime() - start);
             assertThat(rejected).isInstanceOf(QueueTimeoutException.class);
             assertThat(((QueueTimeoutException) rejected).queueWait()).isEqualTo(wait);
-            assertThat(rejected.getMessage()).contains("admission timed out", "PT0.2S", "concurrent=1",
-                    "extraSlots=2");
+            assertThat(rejected.getMessage()).contains("no execution permit within the queue wait of 200.000 ms",
+                    "(B=1, Q=2, limit=1, executing=1, waiting=0)");
             assertThat(waited).isGreaterThanOrEqualTo(wait).isLessThan(LONG);
             assertThat(w.available()).as("the holder keeps its permit").isZero();
             assertThat(w.availableSlots()).as("only the holder's slot is taken").isEqualTo(2);

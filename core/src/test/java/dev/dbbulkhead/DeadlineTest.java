@@ -118,7 +118,7 @@ class DeadlineTest {
         var d = (DeadlineExceededException) e;
         assertThat(d.stage()).isEqualTo(DeadlineExceededException.Stage.BEFORE_ADMISSION);
         assertThat(d.overdueNanos()).isEqualTo(5_000);
-        assertThat(d.getMessage()).contains("deadline exceeded before admission", "overdue by 5 us");
+        assertThat(d.getMessage()).contains("deadline exceeded before admission, 0.005 ms overdue");
         assertThat(ran).isFalse();
         assertThat(probe.openConnections()).isZero();
         assertThat(gate.available()).isEqualTo(1);
@@ -164,7 +164,8 @@ class DeadlineTest {
         assertThat(e).isInstanceOf(DeadlineExceededException.class);
         assertThat(((DeadlineExceededException) e).stage())
                 .isEqualTo(DeadlineExceededException.Stage.CONNECTION_ACQUISITION);
-        assertThat(e.getMessage()).contains("while acquiring a connection", "overdue by 1000000 us");
+        assertThat(e.getMessage()).contains("while acquiring a connection from the pool, 1000.000 ms overdue "
+                + "(1000.000 ms were left when admission began)");
         assertThat(ran).isFalse();
         assertThat(probe.openConnections()).isZero();
         Db.assertAllReleased(gate.defaultWorkload(), pool());

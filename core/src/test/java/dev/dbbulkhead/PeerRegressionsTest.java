@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.dbbulkhead.internal.Permits;
+import dev.dbbulkhead.internal.Waits;
 import dev.dbbulkhead.testkit.FaultyDataSource;
 import dev.dbbulkhead.testkit.FaultyDataSource.Point;
 import java.sql.SQLException;
@@ -19,6 +20,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -43,28 +45,28 @@ class PeerRegressionsTest {
         int acquiredAtTheEdge = 0;
         for (int i = 0; i < 5_000; i++) {
             var holder = new Permits.Node(Thread.currentThread());
-            assertThat(permits.enter(holder, false)).isEqualTo(Permits.ACQUIRED);
+            assertThat(permits.enter(holder, false)).isEqualTo(Permits.Entry.ACQUIRED);
             long waitNanos = 1_000 + random.nextInt(20_000);
             long releaseAfter = random.nextInt(25_000);
-            var result = new AtomicInteger(-1);
+            var result = new AtomicReference<String>();
             var waiting = new Permits.Node[1];
             Thread waiter = Thread.ofPlatform().start(() -> {
                 try {
                     waiting[0] = new Permits.Node(Thread.currentThread());
-                    int r = permits.enter(waiting[0], true);
-                    result.set(r == Permits.MUST_WAIT ? permits.await(waiting[0], waitNanos) : r);
+                    boolean acquired = Waits.acquire(permits, waiting[0], waitNanos);
+                    result.set(acquired ? "acquired" : "timed out");
                 } catch (InterruptedException e) {
-                    result.set(-2);
+                    result.set("interrupted");
                 }
             });
             LockSupport.parkNanos(releaseAfter);
             permits.exit(holder);
             waiter.join();
-            if (result.get() == Permits.ACQUIRED) {
+            if (result.get().equals("acquired")) {
                 acquiredAtTheEdge++;
                 permits.exit(waiting[0]);
             } else {
-                assertThat(result.get()).as("iteration %d", i).isEqualTo(Permits.TIMED_OUT);
+                assertThat(result.get()).as("iteration %d", i).isEqualTo("timed out");
             }
             assertThat(permits.available()).as("iteration %d", i).isEqualTo(1);
             assertThat(permits.availableSlots()).as("iteration %d", i).isEqualTo(2);

@@ -55,7 +55,9 @@ class PredictiveRejectionTest {
                         assertThat(e.reason()).isEqualTo(RejectionReason.WOULD_TIME_OUT);
                         assertThat(e.expectedWait()).isGreaterThan(e.allowedWait());
                         assertThat(e.allowedWait()).isEqualTo(Duration.ofMillis(50));
-                        assertThat(e.getMessage()).contains("would time out: 0 queued ahead");
+                        assertThat(e.queued()).isZero();
+                        assertThat(e.getMessage()).contains("would time out: an expected wait of ",
+                                "longer than the 50.000 ms allowed", "executing=1, waiting=0)");
                     });
             assertThat(w.availableSlots()).as("the refused caller took no slot").isEqualTo(slots);
             assertThat(w.waiting()).isZero();

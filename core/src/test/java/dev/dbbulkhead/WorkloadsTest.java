@@ -7,7 +7,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.dbbulkhead.testkit.NoopDataSource;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.List;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
@@ -15,11 +15,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
-import java.util.logging.Handler;
 import java.util.logging.Level;
-import java.util.logging.LogRecord;
-import java.util.logging.Logger;
-import java.util.logging.SimpleFormatter;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -117,30 +113,10 @@ class WorkloadsTest {
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("add up to 50 [a=30, b=20], more than the pool size 8");
         // Unknown pool size: nothing to check against, and build() logs one warning saying so.
-        var warnings = new CopyOnWriteArrayList<String>();
-        var handler = new Handler() {
-            @Override
-            public void publish(LogRecord record) {
-                if (record.getLevel().intValue() >= Level.WARNING.intValue()) {
-                    warnings.add(new SimpleFormatter().formatMessage(record));
-                }
-            }
-
-            @Override
-            public void flush() {}
-
-            @Override
-            public void close() {}
-        };
-        var logger = Logger.getLogger(DbBulkhead.class.getName());
-        var level = logger.getLevel();
-        logger.setLevel(Level.WARNING);
-        logger.addHandler(handler);
-        try {
+        List<String> warnings;
+        try (var logs = new Logs(Level.WARNING)) {
             DbBulkhead.builder(new NoopDataSource()).workload("a", 30, 0).workload("b", 20, 0).build();
-        } finally {
-            logger.removeHandler(handler);
-            logger.setLevel(level);
+            warnings = logs.messages();
         }
         assertThat(warnings).singleElement().asString().contains("cannot tell the pool size of")
                 .contains("NoopDataSource").contains("[a=30, b=20]").contains("poolSize(...)");

@@ -72,11 +72,14 @@ public class PermitsOnlyBenchmark {
     @Benchmark
     public boolean ours() throws InterruptedException {
         var node = new Permits.Node(Thread.currentThread());
-        int entered = ours.enter(node, true);
-        if (entered == Permits.MUST_WAIT) {
-            entered = ours.await(node, WAIT_NANOS);
+        var entered = ours.enter(node, true);
+        if (entered == Permits.Entry.MUST_WAIT) {
+            entered = ours.queue(node);
+            if (entered == Permits.Entry.MUST_WAIT) {
+                entered = ours.await(node, WAIT_NANOS);
+            }
         }
-        if (entered != Permits.ACQUIRED) {
+        if (entered != Permits.Entry.ACQUIRED) {
             throw new RejectedExecutionException();
         }
         ours.exit(node);

@@ -109,6 +109,41 @@ public final class JfrEvents {
         long latency;
     }
 
+    @Name("dev.dbbulkhead.LeaseReclaimed")
+    @Label("DB Bulkhead Lease Reclaimed")
+    @Category({"Database", "db-bulkhead"})
+    @Description("The permits of a lease whose thread terminated without releasing them were taken back")
+    @StackTrace(false)
+    static final class LeaseReclaimed extends Event {
+        @Label("Bulkhead")
+        String bulkhead;
+
+        @Label("Workload")
+        String workload;
+
+        @Label("Held")
+        @Description("From the grant to the reclaim; 0 for a caller that was still waiting")
+        @Timespan(Timespan.NANOSECONDS)
+        long held;
+    }
+
+    /**
+     * One instance of each event kind, never committed, for the enabled check: {@code isEnabled()} reads the event
+     * type's state, not the instance's, and creating an event per check would allocate on every operation.
+     */
+    private static final Operation OPERATION = new Operation();
+    private static final Rejection REJECTION = new Rejection();
+
+    static void reclaimed(String bulkhead, String workload, long heldNanos) {
+        var e = new LeaseReclaimed();
+        if (e.isEnabled()) {
+            e.bulkhead = bulkhead;
+            e.workload = workload;
+            e.held = heldNanos;
+            e.commit();
+        }
+    }
+
     public static void limitChanged(String bulkhead, String workload, int from, int to, String cause,
             long baselineNanos, long latencyNanos) {
         var e = new LimitChange();
@@ -124,9 +159,9 @@ public final class JfrEvents {
         }
     }
 
-    /** Whether a recording wants either event: then the operation must be timed. */
+    /** Whether a recording wants the operation or rejection events: then the operation must be timed. */
     public static boolean enabled() {
-        return new Operation().isEnabled() || new Rejection().isEnabled();
+        return OPERATION.isEnabled() || REJECTION.isEnabled();
     }
 
     public static void rejected(String bulkhead, String workload, String reason, long waitedNanos, int concurrent,

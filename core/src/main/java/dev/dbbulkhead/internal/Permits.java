@@ -10,37 +10,50 @@ import java.util.concurrent.locks.LockSupport;
  * {@code tryAcquire()} on the slots, a timed {@code tryAcquire} on a fair semaphore of B), at the cost of one CAS
  * to enter and one to leave when nobody waits.
  *
- * <p>State word: bits 32–62 the admitted count (≤ B + Q), bit 31 "waiters queued", bits 0–30 the free execution
- * permits (≤ B). Invariants: the waiters bit is set exactly while the queue is non-empty, and then no execution
- * permit is free: a release hands its permit straight to the oldest waiter, so a newcomer can never overtake a
- * waiter. The queue and the bit change only under {@link #lock()}; the counts change by CAS, with or without it.
+ * <p>State word: bits 32–62 the admitted count (≤ L + Q), bit 31 "take the locked path", bits 0–30 the free
+ * execution permits (≤ B). The bit is set while anyone is queued, while a lower limit is owed permits, or while a
+ * grant has not been acknowledged; while anyone is queued no execution permit is free (a release hands its permit
+ * straight to the oldest waiter), so a newcomer never overtakes a waiter. The queue, the list of grants and the bit
+ * change only under {@link #lock()}; the counts change by CAS, with or without it.
+ *
+ * <p><b>The grant is a hand-shake.</b> A release hands its permit to the oldest waiter by moving its node from the
+ * queue to the list of grants ({@code GRANTED}); the waiter, once awake, acknowledges it ({@code HELD}) under the
+ * lock. A waiter that left without settling (a {@link StackOverflowError} cut its clean-up short: it wrote
+ * {@link Node#abandoned} first, a field write that cannot fail) or whose thread has terminated never acknowledges:
+ * the next locked operation (a release, a newcomer queueing, a limit change) takes such a grant back, and a grant
+ * never goes to such a waiter in the first place. So no permit or slot is lost whatever happens to a waiter's
+ * thread, and nobody has to call again for it.
  *
  * <p>An adaptive limit L ≤ B ({@link #limit(int)}) takes execution permits out of circulation without losing or
- * creating any: free ones at once ("withheld"), held ones as they are released ("owed", served before any waiter,
- * with the waiters bit set so that every release takes the locked path). Raising L first cancels what is still
- * owed, then hands withheld permits to the oldest waiters or frees them. Always: free + held + withheld = B.
+ * creating any: free ones at once ("withheld"), held ones as they are released ("owed", served before any waiter).
+ * Raising L first cancels what is still owed, then hands withheld permits to the oldest waiters or frees them.
+ * Always: free + held + granted + withheld = B.
  *
- * <p>Each caller brings its own {@link Node}, allocated before it takes anything. A queued node's
- * {@link Node#state} changes once, under the lock: {@code WAITING} → {@code GRANTED} (a release handed it the
- * permit) or {@code WAITING} → {@code CANCELLED} (its wait ended). Unlinking it and giving back its slot happen only
- * on that change, so settling twice (a retry after a {@link StackOverflowError}, an interrupt racing a grant) is a
- * no-op. A call can throw (a stack overflow), a field write cannot: so every change is ordered so that a failure
- * at a call leaves a state that a retry (or the waiter's timeout) settles, never a slot given back twice or a node
- * left queued with nobody to settle it. Thread-safe.
+ * <p>Each caller brings its own {@link Node}, allocated before it takes anything. Every settlement is idempotent
+ * (a retry after a stack overflow, an interrupt racing a grant, a reclaim racing nothing since the owner is gone)
+ * and ordered so that a failure at a call leaves a state that a retry, the next locked operation or the waiter's
+ * timeout settles: the CAS on the state word comes first, field writes follow, and the lock is given back by a field
+ * write. Thread-safe.
  */
 public final class Permits {
-    /** {@link #enter} and {@link #await}: both permits are held; call {@link #exit} exactly once. */
-    public static final int ACQUIRED = 0;
-    /** {@link #enter}: all B + Q slots are taken; nothing is held. */
-    public static final int ADMISSION_FULL = 1;
-    /** {@link #enter} with no wait, or {@link #await}: no execution permit in time; nothing is held. */
-    public static final int TIMED_OUT = 2;
-    /** {@link #enter}: an admission slot is held and the caller must {@link #await} an execution permit. */
-    public static final int MUST_WAIT = 3;
+    /** What {@link #enter} did. */
+    public enum Entry {
+        /** Both permits are held: {@link #exit} them exactly once. */
+        ACQUIRED,
+        /** All L + Q admission slots are taken; nothing is held. */
+        FULL,
+        /** No execution permit is free and the caller would not wait; nothing is held. */
+        BUSY,
+        /** From {@link #enter}: no permit is free, nothing is held yet: {@link #queue}. From {@link #queue}: the slot
+         * is held and the node queued: {@link #await} the permit. */
+        MUST_WAIT,
+        /** From {@link #await}: no permit within the wait; the slot was given back, nothing is held. */
+        TIMED_OUT
+    }
 
     private static final long ONE_ADMITTED = 1L << 32;
-    private static final long WAITERS = 1L << 31;
-    private static final long FREE = WAITERS - 1;
+    private static final long LOCKED_PATH = 1L << 31;
+    private static final long FREE = LOCKED_PATH - 1;
     private static final VarHandle STATE;
     private static final VarHandle LOCKED;
 
@@ -64,52 +77,70 @@ public final class Permits {
     private volatile int locked;
     private Node head; // guarded by lock
     private Node tail; // guarded by lock
+    /** Grants not yet acknowledged, linked by {@link Node#nextGranted}; guarded by lock. */
+    private Node granted;
     private volatile int waiting; // written under lock
     private volatile int limit; // written under lock
     /** Execution permits taken out of circulation by a lower {@link #limit}; written under lock. */
     private volatile int withheld;
     /** Execution permits a lower limit still has to take, from the next releases; written under lock. */
     private volatile int owed;
+    /** Grants and queued callers taken back because their thread left; written under lock. */
+    private volatile long reclaimed;
+    /**
+     * Set by a caller's failure handler together with {@link Node#abandoned} (field writes, nothing that can fail):
+     * some node may have been left anywhere in the queue, so the next locked operation, or the next caller refused
+     * for want of a slot, sweeps the whole queue instead of only its head.
+     */
+    public volatile boolean leaving;
 
     /**
-     * One caller's claim, created before it takes anything and used by its thread only (but for the queue fields
-     * and {@link #state}, which the lock guards).
+     * One caller's claim, created before it takes anything and used by its thread only, but for the fields the lock
+     * guards and {@link #abandoned}.
      */
     public static class Node {
         static final int NEW = 0;
         static final int WAITING = 1;
         static final int GRANTED = 2;
-        static final int CANCELLED = 3;
-
-        static final int HOLDS_NOTHING = 0;
-        static final int HOLDS_SLOT = 1;
-        static final int HOLDS_BOTH = 2;
+        static final int HELD = 3;
+        static final int CANCELLED = 4;
 
         final Thread thread;
-        volatile int state; // written under lock
-        /** What {@link Permits#enter} took for this node; written by the owner's thread only. */
-        int holds;
-        /** Both permits given back; written by the owner's exit, read by the owner. */
+        /** NEW → WAITING → GRANTED → HELD, or WAITING → CANCELLED; changed under the lock once queued. */
+        volatile int state;
+        /**
+         * Both permits were taken by this node's thread (without waiting, or by acknowledging a grant); written by that
+         * thread. A node holds a slot alone only while queued, where the lock's holders can always find it.
+         */
+        boolean both;
+        /** Both permits given back. */
         boolean released;
+        /**
+         * The owner left without settling: whoever finds this node may settle it for the owner, which will not touch
+         * it again. Written by the owner's failure handler, as a plain volatile write that cannot fail.
+         */
+        volatile boolean abandoned;
         Node prev; // guarded by lock
         Node next; // guarded by lock
+        Node nextGranted; // guarded by lock
 
         public Node(Thread thread) {
             this.thread = thread;
         }
 
-        /**
-         * Whether this node's last operation fully ended: released, cancelled, or never took anything. A node left
-         * otherwise (its settlement failed on a stack overflow) is never reused.
-         */
-        final boolean reusable() {
+        /** Whether this node holds a slot or both permits now. */
+        final boolean holding() {
+            if (released) {
+                return false;
+            }
             int s = state;
-            return released || s == CANCELLED || (s == NEW && holds == HOLDS_NOTHING);
+            return both || s == WAITING || s == GRANTED;
         }
 
-        /** Whether this node holds a permit or a slot now. */
-        final boolean holding() {
-            return holds != HOLDS_NOTHING && !released && state != CANCELLED;
+        /** Whether this node's last operation fully ended (released, cancelled, or took nothing): then reusable. */
+        final boolean reusable() {
+            int s = state;
+            return released || s == CANCELLED || (s == NEW && !both);
         }
 
         /** Ready for another operation of the same thread; only once {@link #reusable()}. */
@@ -117,11 +148,19 @@ public final class Permits {
             if (state != NEW) {
                 state = NEW;
             }
-            holds = HOLDS_NOTHING;
+            both = false;
             released = false;
+            if (abandoned) {
+                abandoned = false;
+            }
         }
 
-        /** True once {@link Permits#exit} (or an {@link Permits#abandon} of a granted node) gave everything back. */
+        /** Whether its owner can no longer settle it: it said so, or its thread has terminated. */
+        final boolean left() {
+            return abandoned || !thread.isAlive();
+        }
+
+        /** True once both permits were given back (by {@link Permits#exit}, an abandon or a reclaim). */
         public final boolean released() {
             return released;
         }
@@ -130,10 +169,9 @@ public final class Permits {
     /**
      * Takes the queue lock. Not a {@code ReentrantLock}: its {@code unlock()} is a call that a stack overflow can
      * interrupt before the lock is free, leaving every later caller stuck. This one is taken by a CAS (a failure
-     * there takes nothing) and given back by a plain volatile write, which cannot fail. The sections it guards are a
-     * few field writes and a CAS long, and never block; a waiter spins briefly, then yields, then parks for a
-     * microsecond at a time, so a waiting virtual thread never pins its carrier. It is given back by {@code locked = 0}
- * written in place (in {@code finally}), never through a method.
+     * there takes nothing) and given back by a plain volatile write ({@code locked = 0}, in {@code finally}), which
+     * cannot fail. The sections it guards are a few field writes and CASes and never block; a waiter spins briefly,
+     * then yields, then parks for a microsecond at a time, so a waiting virtual thread never pins its carrier.
      */
     private void lock() {
         int spins = 0;
@@ -166,22 +204,31 @@ public final class Permits {
         return (int) (s & FREE);
     }
 
-    private boolean cas(long expected, long next) {
-        return STATE.compareAndSet(this, expected, next);
+    /** Adds {@code delta} to the state word. Under the lock the counts still change by CAS: the fast paths race. */
+    private void add(long delta) {
+        while (true) {
+            long s = state;
+            if (STATE.compareAndSet(this, s, s + delta)) {
+                return;
+            }
+        }
     }
 
     /**
-     * Takes an admission slot and, when one is free and nobody waits, an execution permit, without blocking.
+     * Takes an admission slot and an execution permit when both are free, without blocking and without the lock.
      *
-     * @param mayWait whether the caller will wait for an execution permit; if not, a busy barrier is
-     *     {@link #TIMED_OUT} and no slot is taken
-     * @return {@link #ACQUIRED}, {@link #ADMISSION_FULL}, {@link #TIMED_OUT} or {@link #MUST_WAIT}
+     * @param mayWait whether the caller will wait for an execution permit: then a busy barrier is
+     *     {@link Entry#MUST_WAIT} (nothing taken yet: {@link #queue} next), else {@link Entry#BUSY}
      * @throws InterruptedException when the thread is interrupted (and slots were free): nothing is held
      */
-    public int enter(Node node, boolean mayWait) throws InterruptedException {
+    public Entry enter(Node node, boolean mayWait) throws InterruptedException {
         long s = state;
         if (admitted(s) >= maxAdmitted) {
-            return ADMISSION_FULL;
+            if (!leaving) {
+                return Entry.FULL;
+            }
+            sweep(); // slots held by callers that left must not refuse this one: take them back first
+            s = state;
         }
         // As Semaphore.tryAcquire(timeout): an interrupted caller is refused even when a permit is free.
         if (Thread.interrupted()) {
@@ -189,64 +236,40 @@ public final class Permits {
         }
         while (true) {
             if (admitted(s) >= maxAdmitted) {
-                return ADMISSION_FULL;
+                return Entry.FULL;
             }
-            if (free(s) > 0) {
-                if (STATE.compareAndSet(this, s, s + ONE_ADMITTED - 1)) {
-                    node.holds = Node.HOLDS_BOTH; // no call between the CAS and here
-                    return ACQUIRED;
-                }
-            } else if (!mayWait) {
-                return TIMED_OUT;
-            } else if (STATE.compareAndSet(this, s, s + ONE_ADMITTED)) {
-                node.holds = Node.HOLDS_SLOT;
-                return MUST_WAIT;
+            if (free(s) == 0) {
+                return mayWait ? Entry.MUST_WAIT : Entry.BUSY;
+            }
+            if (STATE.compareAndSet(this, s, s + ONE_ADMITTED - 1)) {
+                node.both = true; // no call between the CAS and here
+                return Entry.ACQUIRED;
             }
             s = state;
         }
     }
 
     /**
-     * After {@link #MUST_WAIT}: queues {@code node} and waits up to {@code nanos} for an execution permit, in
-     * arrival order.
-     *
-     * @return {@link #ACQUIRED} (both permits held) or {@link #TIMED_OUT} (the slot was released)
-     * @throws InterruptedException when interrupted while waiting: the slot was released, nothing is held
-     * @throws StackOverflowError or any other unexpected throwable: the caller must {@link #abandon} the node
+     * After {@link #enter} said {@link Entry#MUST_WAIT}: under the lock, takes the admission slot and either a permit
+     * freed meanwhile ({@link Entry#ACQUIRED}) or a place at the tail of the queue ({@link Entry#MUST_WAIT}: then
+     * {@link #await}); {@link Entry#FULL} when the slots were taken meanwhile. The slot and the place in the queue are
+     * taken together, so that a node holding a slot alone is always in the queue, where others find it.
      */
-    public int await(Node node, long nanos) throws InterruptedException {
-        if (queue(node)) {
-            return ACQUIRED;
-        }
-        long deadline = Nanos.saturatedAdd(System.nanoTime(), nanos);
-        while (true) {
-            if (node.state == Node.GRANTED) {
-                return ACQUIRED;
-            }
-            if (Thread.interrupted()) {
-                abandon(node); // a permit granted meanwhile is handed on before the interrupt is reported
-                throw new InterruptedException();
-            }
-            long remaining = deadline - System.nanoTime();
-            if (remaining <= 0) {
-                return timedOut(node);
-            }
-            LockSupport.parkNanos(this, remaining);
-        }
-    }
-
-    /** Takes a permit freed since {@link #enter} (true), or links the node at the tail of the queue. */
-    private boolean queue(Node node) {
+    public Entry queue(Node node) {
         lock();
         try {
+            settleLeftLocked();
             while (true) {
                 long s = state;
+                if (admitted(s) >= maxAdmitted) {
+                    return Entry.FULL;
+                }
                 if (free(s) > 0) { // free > 0 means nobody is queued
-                    if (cas(s, s - 1)) {
-                        node.state = Node.GRANTED;
-                        return true;
+                    if (STATE.compareAndSet(this, s, s + ONE_ADMITTED - 1)) {
+                        node.both = true;
+                        return Entry.ACQUIRED;
                     }
-                } else if ((s & WAITERS) != 0 || cas(s, s | WAITERS)) {
+                } else if (STATE.compareAndSet(this, s, (s + ONE_ADMITTED) | LOCKED_PATH)) {
                     break;
                 }
             }
@@ -260,20 +283,72 @@ public final class Permits {
             tail = node;
             waiting++;
             node.state = Node.WAITING;
-            return false;
+            return Entry.MUST_WAIT;
         } finally {
             locked = 0; // a field write, not a call: releasing the lock cannot fail
         }
     }
 
-    private int timedOut(Node node) {
+    /**
+     * After {@link #queue} said {@link Entry#MUST_WAIT}: waits up to {@code nanos} for the grant of an execution
+     * permit, and acknowledges it.
+     *
+     * @return {@link Entry#ACQUIRED} with both permits held, or {@link Entry#TIMED_OUT} (the slot was given back)
+     * @throws InterruptedException when interrupted while waiting: the slot was given back, nothing is held
+     * @throws StackOverflowError or any other unexpected throwable: the caller marks the node
+     *     {@link Node#abandoned} (and {@link #leaving}) and {@link #abandon}s it
+     */
+    public Entry await(Node node, long nanos) throws InterruptedException {
+        long deadline = Nanos.saturatedAdd(System.nanoTime(), nanos);
+        while (true) {
+            if (node.state == Node.GRANTED && acknowledge(node)) {
+                return Entry.ACQUIRED;
+            }
+            if (Thread.interrupted()) {
+                abandon(node); // a permit granted meanwhile is handed on before the interrupt is reported
+                throw new InterruptedException();
+            }
+            long remaining = deadline - System.nanoTime();
+            if (remaining <= 0) {
+                return timedOut(node);
+            }
+            LockSupport.parkNanos(this, remaining);
+        }
+    }
+
+    /** The waiter's half of the hand-shake: false if the grant was taken back (only ever from a waiter that left). */
+    private boolean acknowledge(Node node) {
         lock();
         try {
-            if (node.state == Node.GRANTED) {
-                return ACQUIRED; // granted as the wait ended: keep it
+            if (node.state != Node.GRANTED) {
+                return false;
             }
-            cancelLocked(node);
-            return TIMED_OUT;
+            acknowledgeLocked(node);
+            return true;
+        } finally {
+            locked = 0; // a field write, not a call: releasing the lock cannot fail
+        }
+    }
+
+    private void acknowledgeLocked(Node node) {
+        unlinkGrantLocked(node);
+        node.both = true;
+        node.state = Node.HELD;
+        clearLockedPathIfIdleLocked();
+    }
+
+    private Entry timedOut(Node node) {
+        lock();
+        try {
+            int s = node.state;
+            if (s == Node.GRANTED) {
+                acknowledgeLocked(node); // granted as the wait ended: keep it
+                return Entry.ACQUIRED;
+            }
+            if (s == Node.WAITING) {
+                cancelLocked(node);
+            }
+            return Entry.TIMED_OUT;
         } finally {
             locked = 0; // a field write, not a call: releasing the lock cannot fail
         }
@@ -281,10 +356,12 @@ public final class Permits {
 
     /**
      * Gives back whatever {@code node} holds, whatever state a failure (a stack overflow, an interrupt) left it in:
-     * nothing if {@link #enter} took nothing, the slot if it never got a permit (leaving the queue if it was in it),
-     * both permits (the execution permit handed on to the next waiter) if it held them. Idempotent.
+     * nothing if it took nothing, the slot and its place if it was queued, both permits (the execution permit handed
+     * on) if it held them or was granted them. Idempotent. Any thread may call
+     * it for a node whose owner will not touch it again ({@link Node#left()}).
      */
     public void abandon(Node node) {
+        Node next = null;
         lock();
         try {
             if (node.released) {
@@ -293,35 +370,32 @@ public final class Permits {
             int s = node.state;
             if (s == Node.WAITING) {
                 cancelLocked(node);
-            } else if (s == Node.GRANTED || (s == Node.NEW && node.holds == Node.HOLDS_BOTH)) {
-                exitLocked(node);
-            } else if (s == Node.NEW && node.holds == Node.HOLDS_SLOT) {
-                settleLocked(-ONE_ADMITTED, null, Node.CANCELLED, null, 0);
-                node.state = Node.CANCELLED;
+            } else if (s == Node.GRANTED) {
+                unlinkGrantLocked(node);
+                next = releaseLocked(node);
+            } else if (node.both) {
+                next = releaseLocked(node);
             }
+            clearLockedPathIfIdleLocked();
         } finally {
             locked = 0; // a field write, not a call: releasing the lock cannot fail
         }
-    }
-
-    /** Under the lock, a WAITING node leaves the queue and gives back its slot. */
-    private void cancelLocked(Node node) {
-        settleLocked(-ONE_ADMITTED, node, Node.CANCELLED, null, 0);
+        if (next != null) {
+            LockSupport.unpark(next.thread); // a missed wake-up (a failure here) ends at the waiter's timeout
+        }
     }
 
     /** Releases both permits held by {@code node}; the execution permit goes to the oldest waiter, if any. */
     public void exit(Node node) {
         while (true) {
             long s = state;
-            if ((s & WAITERS) != 0) {
+            if ((s & LOCKED_PATH) != 0) {
                 Node next;
                 lock();
                 try {
-                    // exitLocked's steps, inlined: a lease is closed at the depth it was taken at.
-                    int absorbed = owed > 0 ? 1 : 0;
-                    next = absorbed == 0 ? head : null;
-                    settleLocked(next != null || absorbed == 1 ? -ONE_ADMITTED : 1 - ONE_ADMITTED, next, Node.GRANTED,
-                            node, absorbed);
+                    settleLeftLocked();
+                    next = releaseLocked(node);
+                    clearLockedPathIfIdleLocked();
                 } finally {
                     locked = 0; // a field write, not a call: releasing the lock cannot fail
                 }
@@ -330,7 +404,7 @@ public final class Permits {
                 }
                 return;
             }
-            // STATE directly, not cas(): one frame less, so that a lease closed at the depth it was taken at fits.
+            // STATE directly: one frame less, so that a lease closed at the depth it was taken at fits.
             if (STATE.compareAndSet(this, s, s - ONE_ADMITTED + 1)) {
                 node.released = true;
                 return;
@@ -339,48 +413,92 @@ public final class Permits {
     }
 
     /**
-     * Under the lock: gives back the slot and the execution permit, to a lower limit that is still owed one, else to
-     * the oldest waiter, if any.
+     * Under the lock: gives back {@code releasing}'s slot and execution permit, the permit to a lower limit that is
+     * still owed one, else to the oldest waiter that has not left (returned, to be woken), else to the free ones.
      */
-    private void exitLocked(Node releasing) {
-        int absorbed = owed > 0 ? 1 : 0;
-        Node next = absorbed == 0 ? head : null;
-        settleLocked(next != null || absorbed == 1 ? -ONE_ADMITTED : 1 - ONE_ADMITTED, next, Node.GRANTED, releasing,
-                absorbed);
-        if (next != null) {
-            LockSupport.unpark(next.thread); // a missed wake-up (a failure here) ends at the waiter's timeout
+    private Node releaseLocked(Node releasing) {
+        if (owed > 0) {
+            add(-ONE_ADMITTED);
+            owed--;
+            withheld++;
+            releasing.released = true;
+            return null;
         }
+        Node next = oldestWaiterLocked();
+        if (next == null) {
+            add(1 - ONE_ADMITTED);
+            releasing.released = true;
+            return null;
+        }
+        add(-ONE_ADMITTED); // the permit is not freed: it goes to next
+        releasing.released = true;
+        grantLocked(next);
+        return next;
+    }
+
+    /** The head of the queue, after cancelling every queued node at the head whose owner left. */
+    private Node oldestWaiterLocked() {
+        Node n = head;
+        while (n != null && n.left()) {
+            cancelLocked(n);
+            reclaimed++;
+            n = head;
+        }
+        return n;
+    }
+
+    /** Moves the queue's head to the list of grants: it holds both permits once it acknowledges. */
+    private void grantLocked(Node node) {
+        unlinkQueuedLocked(node);
+        node.nextGranted = granted;
+        granted = node;
+        node.state = Node.GRANTED;
     }
 
     /**
-     * Under the lock, the one place where a queued node's state changes: adds {@code delta} to the state word (and
-     * clears the waiters bit if the queue ends empty and no permit is owed to a lower limit), then, with field writes
-     * only, moves {@code absorbed} (0 or 1) permits from owed to withheld, unlinks {@code node} (if not null), sets
-     * its state, and marks {@code releasing} released. A failure (a stack overflow at the CAS) changes nothing; past
-     * the CAS nothing can fail.
+     * Takes back every grant whose waiter left before acknowledging it (its permits go on as a release's do), and,
+     * when a failure handler said someone left, every queued node whose owner left, wherever it is in the queue.
      */
-    private void settleLocked(long delta, Node node, int nodeState, Node releasing, int absorbed) {
-        boolean empties = (node == null ? head == null : head == node && node.next == null) && owed == absorbed;
-        while (true) {
-            long s = state;
-            long updated = s + delta;
-            if (empties) {
-                updated &= ~WAITERS;
+    private void settleLeftLocked() {
+        reclaimLeftGrantsLocked();
+        if (leaving) {
+            leaving = false;
+            for (Node n = head; n != null; ) {
+                Node next = n.next;
+                if (n.left()) {
+                    cancelLocked(n);
+                    reclaimed++;
+                }
+                n = next;
             }
-            if (STATE.compareAndSet(this, s, updated)) {
-                break;
+        }
+    }
+
+    private void reclaimLeftGrantsLocked() {
+        Node n = granted;
+        while (n != null) {
+            Node following = n.nextGranted;
+            if (n.left()) {
+                unlinkGrantLocked(n);
+                Node next = releaseLocked(n);
+                n.state = Node.CANCELLED;
+                reclaimed++;
+                if (next != null) {
+                    LockSupport.unpark(next.thread); // rare: under the lock, the woken waiter spins a moment
+                }
             }
+            n = following;
         }
-        if (absorbed != 0) {
-            owed -= absorbed;
-            withheld += absorbed;
-        }
-        if (releasing != null) {
-            releasing.released = true;
-        }
-        if (node == null) {
-            return;
-        }
+    }
+
+    /** Under the lock, a WAITING node leaves the queue and gives back its slot. */
+    private void cancelLocked(Node node) {
+        add(-ONE_ADMITTED);
+        unlinkQueuedLocked(node);
+        node.state = Node.CANCELLED;
+    }
+
+    private void unlinkQueuedLocked(Node node) {
         Node prev = node.prev;
         Node next = node.next;
         if (prev == null) {
@@ -396,7 +514,48 @@ public final class Permits {
         node.prev = null;
         node.next = null;
         waiting--;
-        node.state = nodeState;
+    }
+
+    private void unlinkGrantLocked(Node node) {
+        if (granted == node) {
+            granted = node.nextGranted;
+        } else {
+            for (Node n = granted; n != null; n = n.nextGranted) {
+                if (n.nextGranted == node) {
+                    n.nextGranted = node.nextGranted;
+                    break;
+                }
+            }
+        }
+        node.nextGranted = null;
+    }
+
+    /** Clears the locked-path bit once nobody is queued, nothing is owed and every grant was acknowledged. */
+    private void clearLockedPathIfIdleLocked() {
+        if (head != null || owed != 0 || granted != null) {
+            return;
+        }
+        while (true) {
+            long s = state;
+            if ((s & LOCKED_PATH) == 0 || STATE.compareAndSet(this, s, s & ~LOCKED_PATH)) {
+                return;
+            }
+        }
+    }
+
+    /**
+     * Settles every queued caller and unacknowledged grant whose owner left, wherever it is in the queue. For a
+     * reclaimer that knows a thread is gone, for a caller refused while someone may have left, and for tests.
+     */
+    public void sweep() {
+        lock();
+        try {
+            leaving = true;
+            settleLeftLocked();
+            clearLockedPathIfIdleLocked();
+        } finally {
+            locked = 0; // a field write, not a call: releasing the lock cannot fail
+        }
     }
 
     /**
@@ -404,13 +563,14 @@ public final class Permits {
      * it takes free permits out of circulation at once and the rest from the next releases, before any waiter is
      * served; callers already holding permits or slots keep them. Raising it cancels what is still owed, then hands
      * withheld permits to the oldest waiters or frees them. No permit is lost or created. Serialise calls (one
-     * controller per instance).
+     * controller per workload).
      */
     public void limit(int newLimit) {
-        Node[] granted = null;
+        Node[] woken = null;
         int handed = 0;
         lock();
         try {
+            settleLeftLocked();
             int take = concurrent - newLimit - withheld - owed; // > 0: withhold more; < 0: give back
             limit = newLimit;
             maxAdmitted = newLimit + extraSlots; // callers already admitted stay; new ones see the new bound
@@ -419,42 +579,39 @@ public final class Permits {
             } else if (take < 0) {
                 int give = -take;
                 int cancelled = Math.min(owed, give);
-                if (cancelled > 0) {
-                    owed -= cancelled;
-                    if (owed == 0 && head == null) {
-                        clearWaitersLocked();
-                    }
-                }
+                owed -= cancelled;
                 give -= cancelled;
-                granted = new Node[give];
+                woken = new Node[give];
                 for (int i = 0; i < give; i++) {
-                    Node next = head;
-                    settleLocked(next != null ? 0 : 1, next, Node.GRANTED, null, 0);
                     withheld--;
-                    if (next != null) {
-                        granted[handed++] = next;
+                    Node next = oldestWaiterLocked();
+                    if (next == null) {
+                        add(1);
+                    } else {
+                        grantLocked(next);
+                        woken[handed++] = next;
                     }
                 }
             }
+            clearLockedPathIfIdleLocked();
         } finally {
             locked = 0; // a field write, not a call: releasing the lock cannot fail
         }
         for (int i = 0; i < handed; i++) {
-            LockSupport.unpark(granted[i].thread);
+            LockSupport.unpark(woken[i].thread);
         }
     }
 
-    /** Under the lock: takes up to {@code count} free permits, and owes the rest (setting the waiters bit). */
+    /** Under the lock: takes up to {@code count} free permits, and owes the rest (so every release locks). */
     private void withholdLocked(int count) {
         while (true) {
             long s = state;
-            int free = free(s);
-            int taken = Math.min(free, count);
+            int taken = Math.min(free(s), count);
             long updated = s - taken;
             if (taken < count) {
-                updated |= WAITERS; // no permit is free from here on: every release takes the locked path
+                updated |= LOCKED_PATH;
             }
-            if (cas(s, updated)) {
+            if (STATE.compareAndSet(this, s, updated)) {
                 withheld += taken;
                 owed += count - taken;
                 return;
@@ -462,13 +619,14 @@ public final class Permits {
         }
     }
 
-    private void clearWaitersLocked() {
-        while (true) {
-            long s = state;
-            if ((s & WAITERS) == 0 || cas(s, s & ~WAITERS)) {
-                return;
-            }
-        }
+    /** B: the execution permits this structure was built with. */
+    public int concurrent() {
+        return concurrent;
+    }
+
+    /** Q: the admission slots beyond the limit. */
+    public int extraSlots() {
+        return extraSlots;
     }
 
     /** The limit L on execution permits in use: B unless lowered by {@link #limit(int)}. */
@@ -491,12 +649,12 @@ public final class Permits {
         return Math.max(0, maxAdmitted - admitted(state)); // < 0 just after L was lowered: none free
     }
 
-    /** Operations holding a slot: executing or waiting. */
+    /** Operations holding a slot: executing, granted or waiting. */
     public int admitted() {
         return admitted(state);
     }
 
-    /** Operations holding an execution permit (a racy sum of two fields: for observation). */
+    /** Operations holding (or granted) an execution permit (a racy sum of two fields: for observation). */
     public int executing() {
         return Math.max(0, concurrent - free(state) - withheld);
     }
@@ -504,5 +662,10 @@ public final class Permits {
     /** Callers queued for an execution permit. */
     public int waiting() {
         return waiting;
+    }
+
+    /** Queued callers and grants taken back because their thread left without settling, since the start. */
+    public long reclaimed() {
+        return reclaimed;
     }
 }

@@ -104,4 +104,26 @@ final class SafeListener implements BulkheadListener {
             }
         }
     }
+
+    @Override
+    public void onLeaseReclaimed(Workload workload, long heldNanos) {
+        for (var l : delegates) {
+            try {
+                l.onLeaseReclaimed(workload, heldNanos);
+            } catch (Throwable t) {
+                failed(l, "onLeaseReclaimed", t);
+            }
+        }
+    }
+
+    @Override
+    public void onLeakSuspected(Workload workload, long heldNanos) {
+        for (var l : delegates) {
+            try {
+                l.onLeakSuspected(workload, heldNanos);
+            } catch (Throwable t) {
+                failed(l, "onLeakSuspected", t);
+            }
+        }
+    }
 }

@@ -19,13 +19,13 @@ public final class Telemetry {
     private final BulkheadListener listener;
     private final boolean listening;
     private final LongSupplier clock;
-    private final boolean stackTraces;
+    private final Logger log;
 
-    public Telemetry(List<BulkheadListener> listeners, LongSupplier clock, boolean stackTraces, Logger log) {
+    public Telemetry(List<BulkheadListener> listeners, LongSupplier clock, Logger log) {
         this.listener = SafeListener.of(listeners, log);
         this.listening = listener != BulkheadListener.NOOP;
         this.clock = clock;
-        this.stackTraces = stackTraces;
+        this.log = log;
         // One-time costs (loading and registering the JFR event classes: ~150 ms in a fresh JVM) are paid here,
         // when the barrier is built, never inside a caller's queue wait or deadline.
         JfrEvents.enabled();
@@ -44,9 +44,8 @@ public final class Telemetry {
         return clock;
     }
 
-    /** Whether rejections capture their stack trace. */
-    public boolean stackTraces() {
-        return stackTraces;
+    Logger log() {
+        return log;
     }
 
     public void admitted(Workload w) {
@@ -79,6 +78,24 @@ public final class Telemetry {
             listener.onLimitChanged(w, from, to);
         }
         JfrEvents.limitChanged(w.bulkheadName(), w.name(), from, to, cause, baselineNanos, latencyNanos);
+    }
+
+    /** A lease whose thread terminated without releasing it was reclaimed, after holding for {@code heldNanos}. */
+    void reclaimed(Workload w, long heldNanos) {
+        log.log(Logger.Level.WARNING, "db-bulkhead ''{0}'', workload ''{1}'': a lease was never released and its "
+                + "thread has terminated; its permits were reclaimed (held for {2}). Close every lease with "
+                + "try-with-resources", w.bulkheadName(), w.name(), Snapshot.millis(heldNanos));
+        if (listening) {
+            listener.onLeaseReclaimed(w, heldNanos);
+        }
+        JfrEvents.reclaimed(w.bulkheadName(), w.name(), heldNanos);
+    }
+
+    /** Leak detection: a caller's lease has been open for longer than the threshold. */
+    void leakSuspected(Workload w, long heldNanos) {
+        if (listening) {
+            listener.onLeakSuspected(w, heldNanos);
+        }
     }
 
     public void finished(Workload w, Outcome outcome, long permitWait, long poolWait, long hold, long work) {

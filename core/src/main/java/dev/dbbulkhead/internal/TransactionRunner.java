@@ -19,7 +19,8 @@ import javax.sql.DataSource;
 /**
  * Runs one JDBC transaction for an operation that holds a {@link PermitLease}: open, begin, run work, commit, clean
  * up. Never touches permits and never builds a rejection: a deadline that passes once the permits are held goes up
- * as {@link DeadlinePassed}, and the lease is closed by the caller after this returns.
+ * as {@link DeadlinePassed}, and admission releases the lease after this returns. It tells the lease only what the
+ * transaction failed with ({@link PermitLease#transactionFailed}), as any caller running its own transaction does.
  *
  * <p>What the caller is told is what happened in the database: the value only after commit and close; the work's
  * own exception after a rollback; the driver's exception, unchanged, when the server refused the commit (it rolled
@@ -55,16 +56,23 @@ public final class TransactionRunner {
         try {
             raw = source.getConnection();
         } catch (Throwable e) {
-            lease.overloaded = Overload.signalled(e);
-            lease.finished(Outcome.NO_CONNECTION, lease.timed() ? telemetry.now() - requested : 0, 0, 0);
+            lease.transactionFailed(e);
+            finished(lease, Outcome.NO_CONNECTION, lease.timed() ? telemetry.now() - requested : 0, 0, 0);
             throw e;
         }
         if (raw == null) {
-            lease.finished(Outcome.NO_CONNECTION, lease.timed() ? telemetry.now() - requested : 0, 0, 0);
+            finished(lease, Outcome.NO_CONNECTION, lease.timed() ? telemetry.now() - requested : 0, 0, 0);
             throw new SQLException("db-bulkhead: the data source " + source + " returned null from getConnection()",
                     "08001");
         }
         return raw;
+    }
+
+    /** Reports the transaction's end, before its lease is released. */
+    private void finished(PermitLease lease, Outcome outcome, long poolWait, long hold, long work) {
+        if (lease.timed()) {
+            telemetry.finished(lease.workload(), outcome, lease.permitWaitNanos(), poolWait, hold, work);
+        }
     }
 
     private boolean isPostgres(Connection raw) throws SQLException {
@@ -230,7 +238,7 @@ public final class TransactionRunner {
          */
         private void cleanUp(Throwable failure) throws CommitOutcomeUnknownException {
             if (failure != null) {
-                lease.overloaded = Overload.signalled(failure);
+                lease.transactionFailed(failure);
             }
             Throwable cleanup = restoreAndClose();
             try {
@@ -243,7 +251,7 @@ public final class TransactionRunner {
                     }
                 }
             } finally {
-                lease.finished(outcome, poolWait, timed ? telemetry.now() - acquiredAt : 0, workNanos);
+                finished(lease, outcome, poolWait, timed ? telemetry.now() - acquiredAt : 0, workNanos);
                 if (interrupted) {
                     Thread.currentThread().interrupt();
                 }

@@ -25,7 +25,7 @@ import org.junit.jupiter.api.Test;
 class PermitsLimitTest {
     private static Permits.Node acquired(Permits p) throws InterruptedException {
         var node = new Permits.Node(Thread.currentThread());
-        assertThat(p.enter(node, false)).isEqualTo(Permits.ACQUIRED);
+        assertThat(p.enter(node, false)).isEqualTo(Permits.Entry.ACQUIRED);
         return node;
     }
 
@@ -37,7 +37,7 @@ class PermitsLimitTest {
         assertThat(p.available()).as("one free permit withheld at once").isEqualTo(1);
         var b = acquired(p);
         var c = new Permits.Node(Thread.currentThread());
-        assertThat(p.enter(c, false)).as("L = 2 are held").isEqualTo(Permits.TIMED_OUT);
+        assertThat(p.enter(c, false)).as("L = 2 are held").isEqualTo(Permits.Entry.BUSY);
         p.limit(1);
         assertThat(p.owed()).isEqualTo(1);
         assertThat(p.executing()).isEqualTo(2);
@@ -69,11 +69,11 @@ class PermitsLimitTest {
         var holder = acquired(p);
         try (var executor = Executors.newVirtualThreadPerTaskExecutor()) {
             var queued = new CountDownLatch(1);
-            Future<Integer> waiter = executor.submit(() -> {
+            Future<Boolean> waiter = executor.submit(() -> {
                 var node = new Permits.Node(Thread.currentThread());
-                assertThat(p.enter(node, true)).isEqualTo(Permits.MUST_WAIT);
+                assertThat(Waits.enterAndQueue(p, node)).isEqualTo(Permits.Entry.MUST_WAIT);
                 queued.countDown();
-                int r = p.await(node, TimeUnit.SECONDS.toNanos(10));
+                boolean r = p.await(node, TimeUnit.SECONDS.toNanos(10)) == Permits.Entry.ACQUIRED;
                 p.exit(node);
                 return r;
             });
@@ -82,7 +82,7 @@ class PermitsLimitTest {
                 Thread.onSpinWait(); // until the waiter is queued, not merely admitted
             }
             p.limit(2);
-            assertThat(waiter.get(10, TimeUnit.SECONDS)).as("handed the withheld permit").isEqualTo(Permits.ACQUIRED);
+            assertThat(waiter.get(10, TimeUnit.SECONDS)).as("handed the withheld permit").isTrue();
         }
         p.exit(holder);
         assertThat(p.available()).isEqualTo(2);
@@ -110,11 +110,8 @@ class PermitsLimitTest {
                     start.await();
                     while (!stop.get()) {
                         var node = new Permits.Node(Thread.currentThread());
-                        int r = p.enter(node, true);
-                        if (r == Permits.MUST_WAIT) {
-                            r = p.await(node, TimeUnit.MILLISECONDS.toNanos(2));
-                        }
-                        if (r == Permits.ACQUIRED) {
+                        boolean acquired = Waits.acquire(p, node, TimeUnit.MILLISECONDS.toNanos(2));
+                        if (acquired) {
                             holding.incrementAndGet();
                             Thread.yield();
                             holding.decrementAndGet();

@@ -14,9 +14,11 @@ import org.junit.jupiter.api.Test;
  * Model checking of the permit logic with Lincheck: every interleaving of small concurrent scenarios over
  * {@code enter} (no wait), {@code enter} then {@code await(0)} (which queues, may be handed a permit, and settles
  * a grant racing its timeout), {@code enter} then {@code abandon} twice (a wait that failed half-way, settled again
- * by a retry), {@code exit}, and {@code limit(L)} (an adaptive limit lowered or raised while others hold and wait),
+ * by a retry), {@code enter} then leaving the queue without settling (a waiter whose thread is gone, which the grant's
+ * hand-shake must take back without its help), {@code exit}, and {@code limit(L)} (an adaptive limit lowered or raised while others hold and wait),
  * checked for linearizability against this class run sequentially, and, after each, for conservation: every permit
- * and slot back but those still held, the free permits and slots exactly what the limit leaves (L and L + Q), nobody
+ * and slot back but those still held (with waiters that left: once the holders released and one more caller came),
+ * the free permits and slots exactly what the limit leaves (L and L + Q), nobody
  * left queued.
  *
  * <p>A permit belongs to the thread that took it: {@code exit(tid)} releases one only if thread {@code tid} holds
@@ -30,12 +32,12 @@ public class PermitsModelCheckTest {
     private static final int THREADS = 3;
 
     /** The scenario's state: one permit structure, and what each thread holds of it. */
-    abstract static class Model {
+    abstract static class State {
         private final int b;
         private final int q;
         final Permits permits;
 
-        Model(int b, int q) {
+        State(int b, int q) {
             this.b = b;
             this.q = q;
             this.permits = new Permits(b, q);
@@ -55,46 +57,21 @@ public class PermitsModelCheckTest {
             }
         }
 
-        private String acquired(int tid, int result, Permits.Node node) {
-            if (result == Permits.ACQUIRED) {
+        /**
+         * Records a permit taken by thread {@code tid}.
+         *
+         * @return "acquired" or "refused"
+         */
+        String acquired(int tid, boolean acquired, Permits.Node node) {
+            if (acquired) {
                 held[tid]++;
                 nodes[tid].add(node);
-                return "acquired";
             }
-            return "refused";
+            return acquired ? "acquired" : "refused";
         }
 
-        @Operation
-        public String enterNoWait(@Param(gen = ThreadIdGen.class) int tid) throws InterruptedException {
-            var node = new Permits.Node(Thread.currentThread());
-            return acquired(tid, permits.enter(node, false), node);
-        }
-
-        @Operation
-        public String enterAndAwaitZero(@Param(gen = ThreadIdGen.class) int tid) throws InterruptedException {
-            var node = new Permits.Node(Thread.currentThread());
-            int r = permits.enter(node, true);
-            if (r == Permits.MUST_WAIT) {
-                r = permits.await(node, 0);
-            }
-            return acquired(tid, r, node);
-        }
-
-        /** A caller whose wait fails half-way (a stack overflow) and abandons its node, possibly twice. */
-        @Operation
-        public String enterAndAbandon(@Param(gen = ThreadIdGen.class) int tid) throws InterruptedException {
-            var node = new Permits.Node(Thread.currentThread());
-            int r = permits.enter(node, true);
-            if (r == Permits.MUST_WAIT) {
-                permits.abandon(node);
-                permits.abandon(node);
-                return "refused";
-            }
-            return acquired(tid, r, node);
-        }
-
-        @Operation
-        public boolean exit(@Param(gen = ThreadIdGen.class) int tid) {
+        /** Gives back the oldest permit thread {@code tid} holds; false when it holds none. */
+        boolean exitOldest(int tid) {
             var node = nodes[tid].poll();
             if (node == null) {
                 return false;
@@ -102,6 +79,16 @@ public class PermitsModelCheckTest {
             held[tid]--;
             permits.exit(node);
             return true;
+        }
+
+        /** Gives back, from the validating thread, every permit the scenario's threads still hold. */
+        final void releaseEverythingHeld() {
+            for (int tid = 0; tid < nodes.length; tid++) {
+                for (var node = nodes[tid].poll(); node != null; node = nodes[tid].poll()) {
+                    held[tid]--;
+                    permits.exit(node);
+                }
+            }
         }
 
         /** Each model's {@code @Validate}: Lincheck takes an inherited validation function for two. */
@@ -116,11 +103,49 @@ public class PermitsModelCheckTest {
             check(permits.executing() == h, "executing " + permits.executing() + ", held " + h);
         }
 
-        private static void check(boolean ok, String what) {
+        static void check(boolean ok, String what) {
             if (!ok) {
                 throw new IllegalStateException(what);
             }
         }
+    }
+
+    /** The operations of the linearizability models. */
+    abstract static class Model extends State {
+        Model(int b, int q) {
+            super(b, q);
+        }
+
+        @Operation
+        public String enterNoWait(@Param(gen = ThreadIdGen.class) int tid) throws InterruptedException {
+            var node = new Permits.Node(Thread.currentThread());
+            return acquired(tid, permits.enter(node, false) == Permits.Entry.ACQUIRED, node);
+        }
+
+        @Operation
+        public String enterAndAwaitZero(@Param(gen = ThreadIdGen.class) int tid) throws InterruptedException {
+            var node = new Permits.Node(Thread.currentThread());
+            return acquired(tid, Waits.acquire(permits, node, 0), node);
+        }
+
+        /** A caller whose wait fails half-way (a stack overflow) and abandons its node, possibly twice. */
+        @Operation
+        public String enterAndAbandon(@Param(gen = ThreadIdGen.class) int tid) throws InterruptedException {
+            var node = new Permits.Node(Thread.currentThread());
+            var entry = Waits.enterAndQueue(permits, node);
+            if (entry == Permits.Entry.MUST_WAIT) {
+                permits.abandon(node);
+                permits.abandon(node);
+                return acquired(tid, false, node);
+            }
+            return acquired(tid, entry == Permits.Entry.ACQUIRED, node);
+        }
+
+        @Operation
+        public boolean exit(@Param(gen = ThreadIdGen.class) int tid) {
+            return exitOldest(tid);
+        }
+
     }
 
     /** B = 1, Q = 1: admission full, queueing, hand-off and abandon in every interleaving. */
@@ -159,6 +184,66 @@ public class PermitsModelCheckTest {
         }
     }
 
+    /**
+     * Waiters that leave without settling, beside ordinary callers, B = 1, Q = 2. A grant made to a waiter in the
+     * instant before it leaves is out of circulation until the next locked operation takes it back, which no
+     * sequential order shows: so this model checks conservation only (every result is "done"), in every
+     * interleaving: its operations return nothing.
+     */
+    public static class Leaving extends State {
+        public Leaving() {
+            super(1, 2);
+        }
+
+        /** A caller that takes a permit if one is free and holds it. */
+        @Operation
+        public void hold(@Param(gen = ThreadIdGen.class) int tid) throws InterruptedException {
+            var node = new Permits.Node(Thread.currentThread());
+            acquired(tid, permits.enter(node, false) == Permits.Entry.ACQUIRED, node);
+        }
+
+        @Operation
+        public void release(@Param(gen = ThreadIdGen.class) int tid) {
+            exitOldest(tid);
+        }
+
+        /**
+         * No sweep: the holders give their permits back, then one more caller comes; those two steps alone must
+         * bring back whatever the waiters that left were granted or held (a slot of theirs must not refuse the
+         * newcomer), and the newcomer must get the permit.
+         */
+        @Validate
+        public void validate() throws InterruptedException {
+            releaseEverythingHeld();
+            var newcomer = new Permits.Node(Thread.currentThread());
+            check(Waits.acquire(permits, newcomer, 0),
+                    "the next caller is refused: free " + permits.available() + ", slots "
+                            + permits.availableSlots() + ", waiting " + permits.waiting());
+            permits.exit(newcomer);
+            everythingBackButWhatIsHeld();
+        }
+
+        /**
+         * A waiter whose thread leaves without settling (a stack overflow cut its clean-up short, or the thread
+         * died): it queues, then only marks its node abandoned and never calls again. Whatever it was granted or holds
+         * must come back without its help, through the next release, queueing or limit change (the hand-shake), and
+         * at the latest through a sweep, which the validation runs first. A permit it got without waiting it keeps
+         * (a holder that dies is the reclaimer's case, not the queue's).
+         */
+        @Operation
+        public void enterAndLeave(@Param(gen = ThreadIdGen.class) int tid) throws InterruptedException {
+            var node = new Permits.Node(Thread.currentThread());
+            var entry = Waits.enterAndQueue(permits, node);
+            if (entry == Permits.Entry.MUST_WAIT) {
+                node.abandoned = true; // what admission's failure handler writes, and nothing more
+                permits.leaving = true;
+                return;
+            }
+            acquired(tid, entry == Permits.Entry.ACQUIRED, node);
+        }
+
+    }
+
     /** Scenarios per run: a short run in every build, the full one with {@code -Pfull} (CI runs both). */
     private static final int ITERATIONS = Integer.getInteger("modelcheck.iterations", 4);
     /** Interleavings per scenario: fewer in every build, 2,000 with {@code -Pfull}. */
@@ -172,6 +257,16 @@ public class PermitsModelCheckTest {
     @Test
     public void modelCheckingWithLimitChanges() {
         modelCheck(WithLimit.class);
+    }
+
+    @Test
+    public void modelCheckingWithWaitersThatLeave() {
+        modelCheck(Leaving.class);
+    }
+
+    @Test
+    public void stressWithWaitersThatLeave() {
+        stress(Leaving.class);
     }
 
     @Test

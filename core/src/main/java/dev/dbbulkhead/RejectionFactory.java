@@ -1,0 +1,36 @@
+package dev.dbbulkhead;
+
+import dev.dbbulkhead.DeadlineExceededException.Stage;
+import dev.dbbulkhead.internal.Rejections;
+import dev.dbbulkhead.internal.Snapshot;
+import java.sql.SQLException;
+
+/** The rejections of one barrier, made where their constructors are visible; with or without stack traces. */
+final class RejectionFactory implements Rejections {
+    private final boolean stackTraces;
+
+    RejectionFactory(boolean stackTraces) {
+        this.stackTraces = stackTraces;
+    }
+
+    @Override
+    public BulkheadRejectedException admissionFull(Snapshot state) {
+        return new AdmissionFullException(state, stackTraces);
+    }
+
+    @Override
+    public BulkheadRejectedException queueTimeout(Snapshot state) {
+        return new QueueTimeoutException(state, stackTraces);
+    }
+
+    @Override
+    public BulkheadRejectedException wouldTimeOut(Snapshot state, long expectedWaitNanos) {
+        return new WouldTimeOutException(state, expectedWaitNanos, stackTraces);
+    }
+
+    @Override
+    public BulkheadRejectedException deadlineExceeded(Snapshot state, Stage stage, long overdueNanos,
+            SQLException cause) {
+        return new DeadlineExceededException(state, stage, overdueNanos, cause, stackTraces);
+    }
+}

@@ -1,0 +1,290 @@
+package dev.dbbulkhead.internal;
+
+import dev.dbbulkhead.BulkheadRejectedException;
+import dev.dbbulkhead.DbBulkhead.SqlWork;
+import dev.dbbulkhead.Deadline;
+import dev.dbbulkhead.DeadlineExceededException.Stage;
+import dev.dbbulkhead.Lease;
+import dev.dbbulkhead.Outcome;
+import dev.dbbulkhead.RejectionReason;
+import dev.dbbulkhead.TransactionOptions;
+import dev.dbbulkhead.Workload;
+import java.sql.SQLException;
+import java.time.Duration;
+
+/**
+ * One workload's admission: its permits, its hold-time estimates, its adaptive limit, and the lifecycle of its leases
+ * (admit, hand out, release, reclaim). {@link Workload} is its public face. Every rejection is made here, from a live
+ * {@link Snapshot}, by the barrier's {@link Rejections}.
+ *
+ * <p>An operation first takes an admission slot without waiting (none free: admission full), then waits on the
+ * execution permits, in arrival order, for at most its queue wait or what is left of its deadline, giving back only
+ * the slot when that ends without a permit. With both it holds a {@link PermitLease} until the lease is released:
+ * after the transaction's connection is closed, on its own thread, whatever happened. What may be interrupted by an
+ * {@link Error} where, and how each case is repaired: the failure model in {@code package-info}.
+ *
+ * <p>Thread-safe. An operation that does not wait costs one CAS to enter and one to leave and takes no lock.
+ */
+public final class Admission {
+    /** What a workload needs from its barrier: shared by all of its workloads. */
+    public record Shared(String bulkhead, Frames frames, Telemetry telemetry, TransactionRunner runner,
+            Rejections rejections, long leakThresholdNanos) {}
+
+    private final Workload workload;
+    private final String bulkhead;
+    private final Permits permits;
+    /** Recent hold times, for predictive rejection and the adaptive limit; null when the workload has neither. */
+    private final HoldTimes holds;
+    private final boolean predictive;
+    /** The adaptive limit; null when the workload's limit is B, fixed. */
+    private final AdaptiveLimit adaptive;
+    private final Frames frames;
+    private final Telemetry telemetry;
+    private final TransactionRunner runner;
+    private final Rejections rejections;
+    /** Leak detection for callers' leases; null when off. */
+    private final Leaks leaks;
+    private volatile long leasesReclaimed;
+
+    /**
+     * @param minLimit the adaptive limit's minimum, or 0 for a fixed limit B
+     */
+    public Admission(Workload workload, int concurrent, int extraSlots, boolean predictive, int minLimit,
+            Shared shared) {
+        this.workload = workload;
+        this.bulkhead = shared.bulkhead();
+        this.permits = new Permits(concurrent, extraSlots);
+        this.predictive = predictive;
+        this.frames = shared.frames();
+        this.telemetry = shared.telemetry();
+        this.runner = shared.runner();
+        this.rejections = shared.rejections();
+        this.leaks = shared.leakThresholdNanos() > 0 ? new Leaks(shared.leakThresholdNanos(), telemetry.log())
+                : null;
+        this.adaptive = minLimit == 0 ? null : new AdaptiveLimit(permits, minLimit, concurrent, telemetry.now(),
+                (from, to, cause, baseline, latency) -> telemetry.limitChanged(workload, from, to, cause, baseline,
+                        latency));
+        this.holds = predictive || adaptive != null ? new HoldTimes(adaptive) : null;
+    }
+
+    /** Runs {@code work} in one transaction inside a lease; a deadline passed inside becomes the rejection. */
+    public <T> T transaction(Duration queueWait, Deadline deadline, TransactionOptions options, SqlWork<T> work)
+            throws SQLException, InterruptedException {
+        PermitLease lease = admit(queueWait, deadline, false);
+        try {
+            try {
+                return runner.run(lease, options, work);
+            } finally {
+                lease.release();
+            }
+        } catch (DeadlinePassed passed) {
+            var exceeded = rejections.deadlineExceeded(snapshot(remainingAtStart(lease, deadline)), passed.stage(),
+                    passed.overdueNanos(), passed.driverException());
+            for (Throwable suppressed : passed.getSuppressed()) {
+                exceeded.addSuppressed(suppressed);
+            }
+            throw exceeded;
+        }
+    }
+
+    /** Admission without a transaction: a lease for a caller that runs its own. */
+    public Lease acquire(Duration queueWait, Deadline deadline) throws InterruptedException {
+        return admit(queueWait, deadline, true);
+    }
+
+    /**
+     * Both permits, or a rejection. The lease is allocated before anything is taken; anything unexpected thrown once
+     * something is held (a stack overflow while waiting or settling, an error from a listener) gives back exactly
+     * what the lease holds, from this frame, the shallowest one.
+     */
+    private PermitLease admit(Duration queueWait, Deadline deadline, boolean forCaller) throws InterruptedException {
+        Frames.Frame frame = frames.enter(this);
+        boolean timed = telemetry.timed();
+        PermitLease lease = forCaller ? frame.callerLease(this, deadline, timed)
+                : frame.transactionLease(this, deadline, timed);
+        try {
+            return admit(lease, queueWait, deadline, timed, timed || forCaller || deadline != null || holds != null);
+        } catch (BulkheadRejectedException | InterruptedException settled) {
+            throw settled; // nothing is held
+        } catch (Throwable unexpected) {
+            // Field writes first: if abandon() overflows too, the next locked operation finds and settles the lease.
+            lease.abandoned = true;
+            permits.leaving = true;
+            permits.abandon(lease);
+            throw unexpected;
+        }
+    }
+
+    private PermitLease admit(PermitLease lease, Duration queueWait, Deadline deadline, boolean timed,
+            boolean clocked) throws InterruptedException {
+        long start = clocked ? telemetry.now() : 0;
+        long allowed = queueWait == null ? Long.MAX_VALUE : Nanos.of(queueWait);
+        boolean deadlineBinds = false;
+        if (deadline != null) {
+            long remaining = deadline.remainingNanos(start);
+            if (remaining <= 0) {
+                throw rejected(RejectionReason.DEADLINE, 0, rejections.deadlineExceeded(snapshot(0),
+                        Stage.BEFORE_ADMISSION, -remaining, null));
+            }
+            if (remaining <= allowed) {
+                allowed = remaining;
+                deadlineBinds = true;
+            }
+        }
+        lease.granted(0, start); // the grant time if no wait follows; nothing is held yet, so a call is safe
+        if (predictive) {
+            long expected = holds.expectedWaitNanos(permits.waiting(), permits.available(), permits.limit());
+            if (expected > allowed) {
+                throw rejected(RejectionReason.WOULD_TIME_OUT, 0,
+                        rejections.wouldTimeOut(snapshot(allowed), expected));
+            }
+        }
+        Permits.Entry entered;
+        try {
+            entered = permits.enter(lease, allowed > 0);
+        } catch (InterruptedException interrupted) { // already interrupted: nothing was taken
+            telemetry.rejected(workload, RejectionReason.INTERRUPTED, 0);
+            throw interrupted;
+        }
+        if (entered == Permits.Entry.MUST_WAIT) {
+            entered = permits.queue(lease); // the slot and a place in the queue, or a permit freed meanwhile
+        }
+        if (entered == Permits.Entry.FULL) {
+            throw rejected(RejectionReason.ADMISSION_FULL, 0, rejections.admissionFull(snapshot(allowed)));
+        }
+        if (timed) {
+            telemetry.admitted(workload);
+        }
+        if (entered == Permits.Entry.BUSY) { // no wait allowed and no permit free: nothing is held
+            throw timedOut(deadline, deadlineBinds, allowed, 0);
+        }
+        if (entered == Permits.Entry.MUST_WAIT) {
+            try {
+                entered = permits.await(lease, allowed);
+            } catch (InterruptedException interrupted) { // the slot was given back
+                telemetry.rejected(workload, RejectionReason.INTERRUPTED, clocked ? telemetry.now() - start : 0);
+                throw interrupted;
+            }
+            long now = clocked ? telemetry.now() : 0;
+            if (entered != Permits.Entry.ACQUIRED) {
+                throw timedOut(deadline, deadlineBinds, allowed, now - start);
+            }
+            lease.granted(now - start, now);
+        }
+        if (timed) {
+            telemetry.permitAcquired(workload, lease.permitWaitNanos());
+        }
+        if (lease.forCaller() && leaks != null) {
+            lease.watch = leaks.watch(this);
+        }
+        return lease;
+    }
+
+    private BulkheadRejectedException timedOut(Deadline deadline, boolean deadlineBinds, long allowed,
+            long waited) {
+        if (deadlineBinds) {
+            return rejected(RejectionReason.DEADLINE, waited, rejections.deadlineExceeded(snapshot(allowed),
+                    Stage.PERMIT_WAIT, -deadline.remainingNanos(telemetry.now()), null));
+        }
+        return rejected(RejectionReason.QUEUE_TIMEOUT, waited, rejections.queueTimeout(snapshot(allowed)));
+    }
+
+    private BulkheadRejectedException rejected(RejectionReason reason, long waited,
+            BulkheadRejectedException rejection) {
+        telemetry.rejected(workload, reason, waited);
+        return rejection;
+    }
+
+    private long remainingAtStart(PermitLease lease, Deadline deadline) {
+        return deadline == null ? Long.MAX_VALUE : Math.max(0, deadline.remainingNanos(lease.grantedAt()
+                - lease.permitWaitNanos()));
+    }
+
+    private Snapshot snapshot(long allowedWaitNanos) {
+        return Snapshot.of(bulkhead, workload.name(), permits, allowedWaitNanos);
+    }
+
+    /**
+     * Gives a lease's permits back (its {@code release()} marked it closing first): a caller's lease reports
+     * {@link Outcome#RELEASED} (a transaction's runner has reported its outcome already), then the permits go back,
+     * then, with nothing held any more, the hold time feeds the estimates and may move the adaptive limit.
+     */
+    void release(PermitLease lease) {
+        boolean report = lease.forCaller() && lease.timed();
+        long now = report || holds != null || lease.watch != null ? telemetry.now() : 0;
+        long held = now - lease.grantedAt();
+        if (report) {
+            telemetry.finished(workload, Outcome.RELEASED, lease.permitWaitNanos(), 0, held, 0);
+        }
+        permits.exit(lease);
+        boolean suspected = lease.watch != null && lease.watch.closed(held);
+        if (holds != null && !suspected) {
+            holds.record(held, lease.overloaded(), now);
+        }
+    }
+
+    /**
+     * Takes back the permits of a lease whose thread terminated without releasing them (called by the reclaimer of
+     * {@link Frames}, on its own thread): counted, reported, and kept out of the estimates.
+     */
+    void reclaim(PermitLease lease) {
+        long held = telemetry.now() - lease.grantedAt();
+        boolean wasWaiting = lease.state == Permits.Node.WAITING;
+        permits.abandon(lease);
+        if (lease.watch != null) {
+            lease.watch.closed(held);
+        }
+        leasesReclaimed++; // one reclaimer thread: no lost update
+        telemetry.reclaimed(workload, wasWaiting ? 0 : held);
+    }
+
+    /** Called by leak detection when a caller's lease passed the threshold. */
+    void leakSuspected(long heldNanos) {
+        telemetry.leakSuspected(workload, heldNanos);
+    }
+
+    /** "workload 'w' of db-bulkhead 'db'", for log messages. */
+    String workloadDescription() {
+        return "workload '" + workload.name() + "' of db-bulkhead '" + bulkhead + "'";
+    }
+
+    public Workload workload() {
+        return workload;
+    }
+
+    public String bulkheadName() {
+        return bulkhead;
+    }
+
+    public Permits permits() {
+        return permits;
+    }
+
+    public boolean predictive() {
+        return predictive;
+    }
+
+    public boolean adaptive() {
+        return adaptive != null;
+    }
+
+    /** The adaptive limit's baseline hold time in nanoseconds; 0 for a fixed workload or before its first window. */
+    public long baselineNanos() {
+        return adaptive == null ? 0 : adaptive.baselineNanos();
+    }
+
+    /** The recent mean hold time in nanoseconds; 0 without estimates or before the first operation. */
+    public long recentHoldNanos() {
+        return holds == null ? 0 : holds.averageNanos();
+    }
+
+    /** What predictive rejection expects a caller arriving now to wait; 0 without it. */
+    public long expectedWaitNanos() {
+        return !predictive ? 0 : holds.expectedWaitNanos(permits.waiting(), permits.available(), permits.limit());
+    }
+
+    /** Leases and queued callers whose thread terminated or left without giving their permits back, reclaimed. */
+    public long reclaimed() {
+        return leasesReclaimed + permits.reclaimed();
+    }
+}
