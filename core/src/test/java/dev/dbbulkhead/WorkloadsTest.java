@@ -123,6 +123,18 @@ class WorkloadsTest {
     }
 
     @Test
+    void theArticlesConstructorRunsWithBAboveThePoolSizeAndLogsOneWarningNamingTheValues() {
+        List<String> warnings;
+        try (var logs = new Logs(Level.WARNING)) {
+            var gate = POOL.bulkhead(16, 32); // the pool has 8 connections
+            assertThat(gate.available()).isEqualTo(16);
+            warnings = logs.messages();
+        }
+        assertThat(warnings).singleElement().asString().contains("concurrent 16 is more than the pool size 8",
+                "HikariDataSource", "the 8 operations beyond the pool wait inside it", "lower concurrent to at most 8");
+    }
+
+    @Test
     void theQueueRuleOfThumb() {
         assertThat(Sizing.usefulExtraSlots(4, Duration.ofMillis(50), Duration.ofMillis(22))).isEqualTo(9);
         assertThat(Sizing.usefulExtraSlots(16, Duration.ofMillis(20), Duration.ofMillis(5))).isEqualTo(64);

@@ -1,108 +1,40 @@
 package dev.dbbulkhead.internal;
 
-import java.lang.reflect.InvocationHandler;
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Method;
-import java.lang.reflect.Proxy;
 import java.sql.CallableStatement;
 import java.sql.DatabaseMetaData;
 import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.Statement;
 
 /**
  * The statements, result sets and metadata handed out inside {@code work}, so that the guard has no side door:
  * their {@code getConnection()} (and a result set's {@code getStatement()}) lead back to the
- * {@link GuardedConnection}, never to the pool's connection; SQL text they send is checked for transaction control
- * ({@link TransactionControl}); and they expire with the transaction ({@code close()} then does nothing and
+ * {@link GuardedConnection}, never to the pool's connection; SQL text they send ({@code execute*}, {@code addBatch})
+ * is checked for transaction control ({@link TransactionControl}); every result set they return, also as an object
+ * (a refcursor), is guarded; and they expire with the transaction ({@code close()} then does nothing and
  * {@code isClosed()} is true, every other call fails with SQLState 08003). {@code unwrap} reaches the driver's
  * object, as on the connection.
+ *
+ * <p>The wrappers ({@code GuardedStatement}, {@code GuardedPreparedStatement}, {@code GuardedCallableStatement},
+ * {@code GuardedResultSet}, {@code GuardedMetaData}) are concrete classes generated at build time from the
+ * {@code java.sql} interfaces by {@code core/src/build/GuardedJdbcGenerator.java}: one field load and one check per
+ * call, no reflection, every method of every interface covered ({@code GuardedJdbcCoverageTest}).
  */
-final class GuardedJdbc implements InvocationHandler {
-    private final GuardedConnection connection;
-    private final Object delegate;
-    /** For a result set: the guarded statement that produced it ({@code null}: wrap the driver's on demand). */
-    private final Statement statement;
+final class GuardedJdbc {
+    private GuardedJdbc() {}
 
-    private GuardedJdbc(GuardedConnection connection, Object delegate, Statement statement) {
-        this.connection = connection;
-        this.delegate = delegate;
-        this.statement = statement;
-    }
-
+    /** The guarded form of {@code raw}, of the most specific kind it is. */
+    @SuppressWarnings("unchecked")
     static <S extends Statement> S statement(GuardedConnection connection, S raw) {
         if (raw == null) {
             return null;
         }
-        Class<?> type = raw instanceof CallableStatement ? CallableStatement.class
-                : raw instanceof PreparedStatement ? PreparedStatement.class : Statement.class;
-        @SuppressWarnings("unchecked")
-        S guarded = (S) proxy(type, new GuardedJdbc(connection, raw, null));
-        return guarded;
+        Statement guarded = raw instanceof CallableStatement c ? new GuardedCallableStatement(connection, c)
+                : raw instanceof PreparedStatement p ? new GuardedPreparedStatement(connection, p)
+                : new GuardedStatement(connection, raw);
+        return (S) guarded;
     }
 
     static DatabaseMetaData metaData(GuardedConnection connection, DatabaseMetaData raw) {
-        return raw == null ? null : (DatabaseMetaData) proxy(DatabaseMetaData.class,
-                new GuardedJdbc(connection, raw, null));
-    }
-
-    private static Object proxy(Class<?> type, GuardedJdbc handler) {
-        return Proxy.newProxyInstance(GuardedJdbc.class.getClassLoader(), new Class<?>[] {type}, handler);
-    }
-
-    @Override
-    public Object invoke(Object proxy, Method method, Object[] args) throws Throwable {
-        String name = method.getName();
-        if (method.getDeclaringClass() == Object.class) {
-            return switch (name) {
-                case "equals" -> proxy == args[0];
-                case "hashCode" -> System.identityHashCode(proxy);
-                default -> "Guarded[" + (connection.isExpired() ? "expired" : delegate) + "]";
-            };
-        }
-        switch (name) {
-            case "unwrap" -> {
-                Class<?> iface = (Class<?>) args[0];
-                return iface.isInstance(proxy) ? proxy : call(method, args);
-            }
-            case "isWrapperFor" -> {
-                return ((Class<?>) args[0]).isInstance(proxy) || (boolean) call(method, args);
-            }
-            case "close" -> {
-                return connection.isExpired() ? null : call(method, args);
-            }
-            case "isClosed" -> {
-                return connection.isExpired() || (boolean) call(method, args);
-            }
-            default -> { }
-        }
-        connection.open();
-        if (name.equals("getConnection") && method.getParameterCount() == 0) {
-            return connection;
-        }
-        if (name.equals("getStatement") && delegate instanceof ResultSet) {
-            return statement != null ? statement : statement(connection, (Statement) call(method, args));
-        }
-        if (args != null && args.length > 0 && args[0] instanceof String sql && sendsSql(name)) {
-            TransactionControl.check(sql);
-        }
-        Object result = call(method, args);
-        if (result instanceof ResultSet rs) {
-            Statement owner = delegate instanceof Statement ? (Statement) proxy : null;
-            return proxy(ResultSet.class, new GuardedJdbc(connection, rs, owner));
-        }
-        return result;
-    }
-
-    private static boolean sendsSql(String method) {
-        return method.startsWith("execute") || method.equals("addBatch");
-    }
-
-    private Object call(Method method, Object[] args) throws Throwable {
-        try {
-            return method.invoke(delegate, args);
-        } catch (InvocationTargetException e) {
-            throw e.getCause();
-        }
+        return raw == null ? null : new GuardedMetaData(connection, raw);
     }
 }
