@@ -22,7 +22,14 @@ public final class DeadlineExceededException extends BulkheadRejectedException {
          * PostgreSQL); the transaction was rolled back. A timeout that the session or the work set itself stays the
          * driver's own exception.
          */
-        STATEMENT
+        STATEMENT,
+        /**
+         * No answer came from the server within the deadline (and a short grace) while the server could not cancel
+         * anything itself: typically the transaction waited in PgBouncer's queue for a server connection. The driver
+         * closed the connection, so the transaction did not commit; the driver's exception is the
+         * {@link #getCause() cause}.
+         */
+        NO_ANSWER
     }
 
     private final Stage stage;
@@ -49,6 +56,8 @@ public final class DeadlineExceededException extends BulkheadRejectedException {
             case PERMIT_WAIT -> "while waiting for an execution permit";
             case CONNECTION_ACQUISITION -> "while acquiring a connection from the pool";
             case STATEMENT -> "in a statement (cancelled by the deadline's statement_timeout; rolled back)";
+            case NO_ANSWER -> "waiting for the server (no answer in time, e.g. queued in PgBouncer; the connection "
+                    + "was closed and nothing was committed)";
         };
     }
 

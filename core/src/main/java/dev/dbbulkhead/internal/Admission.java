@@ -103,6 +103,10 @@ public final class Admission {
         PermitLease lease = forCaller ? frame.callerLease(this, deadline, timed)
                 : frame.transactionLease(this, deadline, timed);
         try {
+            if (!timed && !forCaller && deadline == null && holds == null
+                    && permits.enter(lease, false) == Permits.Entry.ACQUIRED) {
+                return lease; // nothing to measure or report: the common case, one CAS
+            }
             return admit(lease, queueWait, deadline, timed, timed || forCaller || deadline != null || holds != null);
         } catch (BulkheadRejectedException | InterruptedException settled) {
             throw settled; // nothing is held
@@ -210,6 +214,14 @@ public final class Admission {
      * then, with nothing held any more, the hold time feeds the estimates and may move the adaptive limit.
      */
     void release(PermitLease lease) {
+        if (holds == null && lease.watch == null && !(lease.forCaller() && lease.timed())) {
+            permits.exit(lease); // nothing to measure or report
+            return;
+        }
+        releaseMeasured(lease);
+    }
+
+    private void releaseMeasured(PermitLease lease) {
         boolean report = lease.forCaller() && lease.timed();
         long now = report || holds != null || lease.watch != null ? telemetry.now() : 0;
         long held = now - lease.grantedAt();

@@ -9,14 +9,16 @@ import java.sql.SQLTransientConnectionException;
  * cancelled by a timeout (SQLState 57014), a lock not obtained in time (55P03), a deadlock (40P01), too many
  * connections (53300), and a pool that could not hand out a connection in time (a
  * {@link SQLTransientConnectionException}, as HikariCP's timeout is, or a deadline that passed while waiting for
- * one). A constraint violation or a serialization failure (40001) is the application's, not load.
+ * one), or no answer within the deadline from a server that could not cancel anything (a queue in PgBouncer).
+ * A constraint violation or a serialization failure (40001) is the application's, not load.
  */
 final class Overload {
     private Overload() {}
 
     /** Whether {@code failure}, or one of its causes, is a sign of overload. */
     static boolean signalled(Throwable failure) {
-        if (failure instanceof DeadlinePassed passed && passed.stage() == Stage.CONNECTION_ACQUISITION) {
+        if (failure instanceof DeadlinePassed passed
+                && (passed.stage() == Stage.CONNECTION_ACQUISITION || passed.stage() == Stage.NO_ANSWER)) {
             return true;
         }
         Throwable t = failure;

@@ -21,7 +21,9 @@ public final class PermitLease extends Permits.Node implements Lease {
     private Admission admission;
     private Deadline deadline;
     private boolean timed;
+    /** Set by admission for an operation that reads the clock; stale (and never read) for one that does not. */
     private long permitWaitNanos;
+    /** As {@link #permitWaitNanos}. */
     private long grantedAt;
     private boolean overloaded;
     /** Release began: if permits are still held, it was cut short (a stack overflow) and is finished later. */
@@ -43,9 +45,9 @@ public final class PermitLease extends Permits.Node implements Lease {
         this.admission = admission;
         this.deadline = deadline;
         this.timed = timed;
-        this.permitWaitNanos = 0;
-        this.grantedAt = 0;
-        this.overloaded = false;
+        if (overloaded) {
+            overloaded = false;
+        }
         this.closing = false;
         renew();
     }

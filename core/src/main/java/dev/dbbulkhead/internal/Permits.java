@@ -223,21 +223,23 @@ public final class Permits {
      */
     public Entry enter(Node node, boolean mayWait) throws InterruptedException {
         long s = state;
-        if (admitted(s) >= maxAdmitted) {
+        int max = maxAdmitted;
+        if (admitted(s) >= max) {
             if (!leaving) {
                 return Entry.FULL;
             }
             sweep(); // slots held by callers that left must not refuse this one: take them back first
             s = state;
+            max = maxAdmitted;
+            if (admitted(s) >= max) {
+                return Entry.FULL;
+            }
         }
         // As Semaphore.tryAcquire(timeout): an interrupted caller is refused even when a permit is free.
         if (Thread.interrupted()) {
             throw new InterruptedException();
         }
         while (true) {
-            if (admitted(s) >= maxAdmitted) {
-                return Entry.FULL;
-            }
             if (free(s) == 0) {
                 return mayWait ? Entry.MUST_WAIT : Entry.BUSY;
             }
@@ -246,6 +248,9 @@ public final class Permits {
                 return Entry.ACQUIRED;
             }
             s = state;
+            if (admitted(s) >= max) {
+                return Entry.FULL;
+            }
         }
     }
 
@@ -390,25 +395,29 @@ public final class Permits {
         while (true) {
             long s = state;
             if ((s & LOCKED_PATH) != 0) {
-                Node next;
-                lock();
-                try {
-                    settleLeftLocked();
-                    next = releaseLocked(node);
-                    clearLockedPathIfIdleLocked();
-                } finally {
-                    locked = 0; // a field write, not a call: releasing the lock cannot fail
-                }
-                if (next != null) {
-                    LockSupport.unpark(next.thread);
-                }
+                exitLocked(node);
                 return;
             }
-            // STATE directly: one frame less, so that a lease closed at the depth it was taken at fits.
             if (STATE.compareAndSet(this, s, s - ONE_ADMITTED + 1)) {
                 node.released = true;
                 return;
             }
+        }
+    }
+
+    /** {@link #exit} when someone waits, a lower limit is owed permits, or a grant is not yet acknowledged. */
+    private void exitLocked(Node node) {
+        Node next;
+        lock();
+        try {
+            settleLeftLocked();
+            next = releaseLocked(node);
+            clearLockedPathIfIdleLocked();
+        } finally {
+            locked = 0; // a field write, not a call: releasing the lock cannot fail
+        }
+        if (next != null) {
+            LockSupport.unpark(next.thread);
         }
     }
 

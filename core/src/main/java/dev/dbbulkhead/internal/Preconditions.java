@@ -1,14 +1,16 @@
 package dev.dbbulkhead.internal;
 
 import java.time.Duration;
-import java.util.Objects;
 
 /** Argument checks whose messages name the field and the bad value. */
 public final class Preconditions {
     private Preconditions() {}
 
     public static <T> T notNull(T value, String field) {
-        return Objects.requireNonNull(value, () -> field + " must not be null");
+        if (value == null) {
+            throw new NullPointerException(field + " must not be null");
+        }
+        return value;
     }
 
     public static int atLeast(int value, int min, String field) {

@@ -10,11 +10,16 @@ import java.sql.Statement;
  * {@code lock_timeout}) set for this transaction only ({@code set_config(..., true)}, as {@code SET LOCAL}) to the
  * remaining time, unless the session already has a stricter one (from the role, {@code connectionInitSql} or the
  * pool): the transaction gets the smaller of the two, never a looser one. One round trip; transaction-scoped, so it
- * works behind a transaction-pooling PgBouncer.
+ * works behind a transaction-pooling PgBouncer. The client side is bounded too ({@link #networkMillis}).
  */
 final class ServerTimeouts {
     /** PostgreSQL's largest timeout: an int of milliseconds. */
     static final long MAX_MILLIS = Integer.MAX_VALUE;
+    /**
+     * How much longer than the deadline the client waits for an answer: enough for the server's own cancellation
+     * (the statement timeout, at the deadline) to arrive first whenever the server can answer at all.
+     */
+    static final long GRACE_MILLIS = 20;
 
     private ServerTimeouts() {}
 
@@ -22,6 +27,26 @@ final class ServerTimeouts {
     static long millis(long remainingNanos) {
         long millis = remainingNanos <= 0 ? 1 : remainingNanos / 1_000_000 + (remainingNanos % 1_000_000 == 0 ? 0 : 1);
         return Math.min(Math.max(1, millis), MAX_MILLIS);
+    }
+
+    /**
+     * The network timeout that bounds the client's wait for the server: the deadline's remaining time and the grace,
+     * in whole milliseconds. Where the server cannot cancel anything (a transaction queued in PgBouncer for a server
+     * connection), this is what ends the wait; pgJDBC then closes the connection, so nothing it carried commits.
+     */
+    static int networkMillis(long remainingNanos) {
+        return (int) Math.min(Integer.MAX_VALUE, millis(remainingNanos) + GRACE_MILLIS);
+    }
+
+    /** Whether the driver gave up waiting for the server (the network timeout), here or in a cause. */
+    static boolean timedOutOnTheSocket(SQLException e) {
+        Throwable t = e;
+        for (int depth = 0; t != null && depth < 8; depth++, t = t.getCause()) {
+            if (t instanceof java.net.SocketTimeoutException) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**

@@ -50,24 +50,6 @@ public final class TransactionRunner {
         return new Transaction<T>(lease).execute(options, work);
     }
 
-    /** Step 1: a connection from the pool, or NO_CONNECTION reported and the pool's exception rethrown. */
-    private Connection open(PermitLease lease, long requested) throws SQLException {
-        Connection raw;
-        try {
-            raw = source.getConnection();
-        } catch (Throwable e) {
-            lease.transactionFailed(e);
-            finished(lease, Outcome.NO_CONNECTION, lease.timed() ? telemetry.now() - requested : 0, 0, 0);
-            throw e;
-        }
-        if (raw == null) {
-            finished(lease, Outcome.NO_CONNECTION, lease.timed() ? telemetry.now() - requested : 0, 0, 0);
-            throw new SQLException("db-bulkhead: the data source " + source + " returned null from getConnection()",
-                    "08001");
-        }
-        return raw;
-    }
-
     /** Reports the transaction's end, before its lease is released. */
     private void finished(PermitLease lease, Outcome outcome, long poolWait, long hold, long work) {
         if (lease.timed()) {
@@ -84,12 +66,16 @@ public final class TransactionRunner {
         return known;
     }
 
-    /** One transaction on one connection; lives for one call, on the caller's thread. */
+    /**
+     * One transaction on one connection, as a list of short steps (open, begin, run work, commit, clean up), each
+     * with its failure handling out of line; lives for one call, on the caller's thread.
+     */
     private final class Transaction<T> {
         private final PermitLease lease;
         private final Deadline deadline;
         private final boolean timed;
         private Connection raw;
+        private long requestedAt;
         private long acquiredAt;
         private long poolWait;
         private Restore restore;
@@ -99,6 +85,8 @@ public final class TransactionRunner {
         private boolean ended;
         /** The statement timeout in force is the deadline's. */
         private boolean deadlineTimeout;
+        /** The network timeout before the deadline's bound it, while that one is in force; else -1. */
+        private int networkTimeoutBefore = -1;
         /** The caller's interrupt status, cleared after work and set again before returning. */
         private boolean interrupted;
 
@@ -109,14 +97,13 @@ public final class TransactionRunner {
         }
 
         T execute(TransactionOptions options, SqlWork<T> work) throws SQLException {
-            long requested = timed ? telemetry.now() : 0;
-            raw = open(lease, requested);
+            open();
             Throwable failure = null;
             try {
-                acquiredAt = timed || deadline != null ? telemetry.now() : 0;
-                poolWait = timed ? acquiredAt - requested : 0;
-                connected();
-                restore = Restore.prepare(raw, options, TransactionRunner.this);
+                if (timed || deadline != null) {
+                    connected();
+                }
+                begin(options);
                 T value = runWork(work);
                 commit();
                 return value;
@@ -128,9 +115,33 @@ public final class TransactionRunner {
             }
         }
 
+        /** Step 1: a connection from the pool, or NO_CONNECTION reported and the pool's exception rethrown. */
+        private void open() throws SQLException {
+            requestedAt = timed ? telemetry.now() : 0;
+            try {
+                raw = source.getConnection();
+            } catch (Throwable e) {
+                noConnection(e);
+                throw e;
+            }
+            if (raw == null) {
+                var none = new SQLException("db-bulkhead: the data source " + source
+                        + " returned null from getConnection()", "08001");
+                noConnection(none);
+                throw none;
+            }
+        }
+
+        private void noConnection(Throwable e) {
+            lease.transactionFailed(e);
+            finished(lease, Outcome.NO_CONNECTION, timed ? telemetry.now() - requestedAt : 0, 0, 0);
+        }
+
         /** Step 2: the connection is in hand; the deadline may have passed while the pool handed it out. */
         private void connected() throws DeadlinePassed {
+            acquiredAt = telemetry.now();
             if (timed) {
+                poolWait = acquiredAt - requestedAt;
                 telemetry.connectionAcquired(lease.workload(), poolWait);
             }
             if (deadline != null && deadline.remainingNanos(acquiredAt) <= 0) {
@@ -140,26 +151,49 @@ public final class TransactionRunner {
             }
         }
 
-        /** Step 3: the deadline's statement timeout, then work; any failure rolls back and is rethrown. */
+        /**
+         * Step 3: auto-commit off and the options; with a deadline on PostgreSQL, its bounds: the client waits for
+         * the server no longer than the deadline (and a grace), even where the server cannot cancel anything yet (in
+         * PgBouncer's queue for a server connection), and the statements are bounded on the server.
+         */
+        private void begin(TransactionOptions options) throws SQLException {
+            restore = options == null ? Restore.autoCommitOff(raw) : Restore.prepare(raw, options,
+                    TransactionRunner.this);
+            if (deadline != null && statementTimeouts && isPostgres(raw)) {
+                try {
+                    boundByDeadline();
+                } catch (Throwable t) {
+                    DeadlinePassed passed = workFailed(t); // the first statement: where PgBouncer makes it wait
+                    if (passed != null) {
+                        throw passed;
+                    }
+                    throw t;
+                }
+            }
+        }
+
+        private void boundByDeadline() throws SQLException {
+            long remaining = deadline.remainingNanos(telemetry.now());
+            int before = raw.getNetworkTimeout();
+            raw.setNetworkTimeout(Runnable::run, ServerTimeouts.networkMillis(remaining));
+            networkTimeoutBefore = before;
+            deadlineTimeout = ServerTimeouts.apply(raw, remaining, lockTimeouts);
+        }
+
+        /** Step 4: work on the guarded connection; any failure rolls back and is rethrown. */
         private T runWork(SqlWork<T> work) throws SQLException {
             var guarded = new GuardedConnection(raw);
-            long start = 0;
+            long start = timed ? telemetry.now() : 0;
             try {
-                if (deadline != null && statementTimeouts && isPostgres(raw)) {
-                    deadlineTimeout = ServerTimeouts.apply(raw, deadline.remainingNanos(telemetry.now()),
-                            lockTimeouts);
-                }
-                start = timed ? telemetry.now() : 0;
                 T value = work.run(guarded);
                 rejectEscaping(value);
                 workEnded(guarded, start);
                 return value;
             } catch (Throwable t) {
                 workEnded(guarded, start);
-                ended = rollbackInto(t);
-                if (cancelledByDeadline(t)) {
-                    throw new DeadlinePassed(Stage.STATEMENT, -deadline.remainingNanos(telemetry.now()),
-                            (SQLException) t);
+                DeadlinePassed passed = workFailed(t);
+                if (passed != null) {
+                    throw passed;
                 }
                 throw t;
             }
@@ -170,33 +204,58 @@ public final class TransactionRunner {
             // On a virtual thread, an interrupt left set during work closes the socket at the next blocking I/O
             // and would turn a clean commit into "outcome unknown": cleared now, set again before returning.
             interrupted |= Thread.interrupted();
-            if (timed && start != 0) {
+            if (timed) {
                 workNanos = telemetry.now() - start;
             }
         }
 
-        /** A statement cancelled (57014) by the timeout that the deadline set, now that the deadline has passed. */
-        private boolean cancelledByDeadline(Throwable t) {
-            return deadlineTimeout && t instanceof SQLException e && "57014".equals(e.getSQLState())
-                    && deadline.remainingNanos(telemetry.now()) <= 0;
+        /**
+         * Rolls back; returns what a statement cut short by the deadline becomes: {@link DeadlinePassed}, or null
+         * (then {@code t} is rethrown as it is).
+         */
+        private DeadlinePassed workFailed(Throwable t) {
+            ended = rollbackInto(t);
+            if (deadline == null || !(t instanceof SQLException e) || deadline.remainingNanos(telemetry.now()) > 0) {
+                return null;
+            }
+            if (deadlineTimeout && "57014".equals(e.getSQLState())) {
+                return new DeadlinePassed(Stage.STATEMENT, -deadline.remainingNanos(telemetry.now()), e);
+            }
+            if (networkTimeoutBefore != -1 && ServerTimeouts.timedOutOnTheSocket(e)) {
+                return new DeadlinePassed(Stage.NO_ANSWER, -deadline.remainingNanos(telemetry.now()), e);
+            }
+            return null;
         }
 
-        /** Step 4: a refused commit is a rollback; only a commit whose answer never came is "outcome unknown". */
+        /** Step 5: a refused commit is a rollback; only a commit whose answer never came is "outcome unknown". */
         private void commit() throws SQLException {
+            if (networkTimeoutBefore != -1) {
+                liftNetworkTimeout(); // a commit cut short would have an unknown outcome: it is not bounded
+            }
             try {
                 raw.commit();
             } catch (SQLException commitFailure) {
-                ended = rollbackInto(commitFailure);
-                if (ended && refusedByServer(commitFailure)) {
-                    throw commitFailure;
-                }
-                outcome = Outcome.OUTCOME_UNKNOWN;
-                throw new CommitOutcomeUnknownException("commit failed (SQLState " + commitFailure.getSQLState()
-                        + ") and its answer may have been lost; the write may have taken effect: do not retry "
-                        + "blindly, read it back or use an idempotency key", commitFailure, false);
+                throw commitFailed(commitFailure);
             }
             ended = true;
             outcome = Outcome.COMMITTED;
+        }
+
+        private void liftNetworkTimeout() throws SQLException {
+            int before = networkTimeoutBefore;
+            networkTimeoutBefore = -1;
+            raw.setNetworkTimeout(Runnable::run, before);
+        }
+
+        private SQLException commitFailed(SQLException commitFailure) {
+            ended = rollbackInto(commitFailure);
+            if (ended && refusedByServer(commitFailure)) {
+                return commitFailure;
+            }
+            outcome = Outcome.OUTCOME_UNKNOWN;
+            return new CommitOutcomeUnknownException("commit failed (SQLState " + commitFailure.getSQLState()
+                    + ") and its answer may have been lost; the write may have taken effect: do not retry "
+                    + "blindly, read it back or use an idempotency key", commitFailure, false);
         }
 
         /**
@@ -232,7 +291,7 @@ public final class TransactionRunner {
         }
 
         /**
-         * Step 5: settings restored (only once the transaction ended: setAutoCommit(true) after a failed rollback
+         * Step 6: settings restored (only once the transaction ended: setAutoCommit(true) after a failed rollback
          * would commit the failed work), the connection closed whatever happened before, the end reported, and the
          * caller's interrupt status set again.
          */
@@ -243,12 +302,7 @@ public final class TransactionRunner {
             Throwable cleanup = restoreAndClose();
             try {
                 if (cleanup != null) {
-                    if (failure != null) {
-                        failure.addSuppressed(cleanup);
-                    } else {
-                        outcome = Outcome.OUTCOME_UNKNOWN;
-                        throw acknowledgedButUncleaned(cleanup);
-                    }
+                    uncleaned(failure, cleanup);
                 }
             } finally {
                 finished(lease, outcome, poolWait, timed ? telemetry.now() - acquiredAt : 0, workNanos);
@@ -258,10 +312,22 @@ public final class TransactionRunner {
             }
         }
 
+        private void uncleaned(Throwable failure, Throwable cleanup) throws CommitOutcomeUnknownException {
+            if (failure != null) {
+                failure.addSuppressed(cleanup);
+            } else {
+                outcome = Outcome.OUTCOME_UNKNOWN;
+                throw acknowledgedButUncleaned(cleanup);
+            }
+        }
+
         private Throwable restoreAndClose() {
             Throwable failure = null;
             try {
-                if (ended && restore != null) {
+                if (ended) {
+                    if (networkTimeoutBefore != -1) {
+                        liftNetworkTimeout();
+                    }
                     restore.apply(raw);
                 }
             } catch (Throwable t) {
@@ -313,6 +379,15 @@ public final class TransactionRunner {
     private record Restore(boolean autoCommit, boolean readOnlyChanged, int previousIsolation) {
         private static final Restore AUTO_COMMIT_ONLY = new Restore(true, false, -1);
         private static final Restore NOTHING = new Restore(false, false, -1);
+
+        /** Turns auto-commit off: the whole preparation of a transaction without options. */
+        static Restore autoCommitOff(Connection raw) throws SQLException {
+            if (!raw.getAutoCommit()) {
+                return NOTHING;
+            }
+            raw.setAutoCommit(false);
+            return AUTO_COMMIT_ONLY;
+        }
 
         /**
          * Turns auto-commit off and applies {@code options}. On PostgreSQL ({@code runner} tells) with
