@@ -3,8 +3,10 @@ package dev.dbbulkhead;
 import dev.dbbulkhead.internal.Admission;
 import dev.dbbulkhead.internal.Frames;
 import dev.dbbulkhead.internal.Nanos;
+import dev.dbbulkhead.internal.Permits;
 import dev.dbbulkhead.internal.PoolSizes;
 import dev.dbbulkhead.internal.Preconditions;
+import dev.dbbulkhead.internal.Snapshot;
 import dev.dbbulkhead.internal.Telemetry;
 import dev.dbbulkhead.internal.TransactionRunner;
 import java.lang.System.Logger.Level;
@@ -79,7 +81,8 @@ public final class DbBulkhead {
         var telemetry = new Telemetry(b.listeners, b.nanoClock, LOG);
         // Initialise here the classes a rejection or an outcome needs: a class whose initialisation fails (say, on
         // a caller at its stack limit) stays unusable for the JVM's lifetime, so it must not happen in a call.
-        initialised(RejectionReason.values(), Outcome.values(), DeadlineExceededException.Stage.values());
+        initialised(RejectionReason.values(), Outcome.values(), DeadlineExceededException.Stage.values(),
+                Permits.Entry.values(), Snapshot.millis(0));
         var runner = new TransactionRunner(b.source, telemetry, b.statementTimeouts, b.lockTimeouts);
         var shared = new Admission.Shared(b.name, new Frames(), telemetry, runner,
                 new RejectionFactory(b.rejectionStackTraces), b.leakThreshold == null ? 0 : Nanos.of(b.leakThreshold));

@@ -290,7 +290,7 @@ public final class Permits {
             node.state = Node.WAITING;
             return Entry.MUST_WAIT;
         } finally {
-            locked = 0; // a field write, not a call: releasing the lock cannot fail
+            locked = 0; // failure model, rule 2
         }
     }
 
@@ -331,7 +331,7 @@ public final class Permits {
             acknowledgeLocked(node);
             return true;
         } finally {
-            locked = 0; // a field write, not a call: releasing the lock cannot fail
+            locked = 0; // failure model, rule 2
         }
     }
 
@@ -355,7 +355,7 @@ public final class Permits {
             }
             return Entry.TIMED_OUT;
         } finally {
-            locked = 0; // a field write, not a call: releasing the lock cannot fail
+            locked = 0; // failure model, rule 2
         }
     }
 
@@ -383,7 +383,7 @@ public final class Permits {
             }
             clearLockedPathIfIdleLocked();
         } finally {
-            locked = 0; // a field write, not a call: releasing the lock cannot fail
+            locked = 0; // failure model, rule 2
         }
         if (next != null) {
             LockSupport.unpark(next.thread); // a missed wake-up (a failure here) ends at the waiter's timeout
@@ -414,7 +414,7 @@ public final class Permits {
             next = releaseLocked(node);
             clearLockedPathIfIdleLocked();
         } finally {
-            locked = 0; // a field write, not a call: releasing the lock cannot fail
+            locked = 0; // failure model, rule 2
         }
         if (next != null) {
             LockSupport.unpark(next.thread);
@@ -563,7 +563,7 @@ public final class Permits {
             settleLeftLocked();
             clearLockedPathIfIdleLocked();
         } finally {
-            locked = 0; // a field write, not a call: releasing the lock cannot fail
+            locked = 0; // failure model, rule 2
         }
     }
 
@@ -604,7 +604,7 @@ public final class Permits {
             }
             clearLockedPathIfIdleLocked();
         } finally {
-            locked = 0; // a field write, not a call: releasing the lock cannot fail
+            locked = 0; // failure model, rule 2
         }
         for (int i = 0; i < handed; i++) {
             LockSupport.unpark(woken[i].thread);

@@ -284,7 +284,10 @@ public class PermitsModelCheckTest {
                 .invocationsPerIteration(INVOCATIONS).check(model);
     }
 
+    /** The stress runs (real threads, no model) only with {@code -Pfull}: the model check covers more, sooner. */
     private static void stress(Class<?> model) {
+        org.junit.jupiter.api.Assumptions.assumeTrue(Boolean.getBoolean("modelcheck.stress"),
+                "stress runs only with -Pfull");
         new StressOptions().threads(THREADS).actorsPerThread(4).iterations(ITERATIONS)
                 .invocationsPerIteration(2_000).check(model);
     }

@@ -42,6 +42,13 @@ public final class BulkheadMeterNames {
     public static final String HOLD_RECENT = "db.bulkhead.hold.recent";
     /** Gauge, predictive workloads only: the wait a caller arriving now would be expected to have, seconds. */
     public static final String WAIT_EXPECTED = "db.bulkhead.wait.expected";
+    /**
+     * Function counter: leases (and queued callers) reclaimed because their thread terminated or left without giving
+     * their permits back. Should stay 0; anything else is a lease that is not closed.
+     */
+    public static final String RECLAIMED = "db.bulkhead.leases.reclaimed";
+    /** Counter: leases reported by leak detection (open for longer than the barrier's leak detection threshold). */
+    public static final String LEAKS_SUSPECTED = "db.bulkhead.leases.leak_suspected";
 
     /** Tag: the barrier's name. */
     public static final String BULKHEAD = "bulkhead";

@@ -6,6 +6,7 @@ import static dev.dbbulkhead.micrometer.BulkheadMeterNames.CONNECTION_WAIT;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.EXECUTING;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.HOLD_RECENT;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.LIMIT;
+import static dev.dbbulkhead.micrometer.BulkheadMeterNames.LEAKS_SUSPECTED;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.LIMIT_BASELINE;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.OPERATIONS;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.OUTCOME;
@@ -14,6 +15,7 @@ import static dev.dbbulkhead.micrometer.BulkheadMeterNames.PERMITS_AVAILABLE;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.PERMITS_MAX;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.PERMIT_WAIT;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.REASON;
+import static dev.dbbulkhead.micrometer.BulkheadMeterNames.RECLAIMED;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.REJECTIONS;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.SLOTS_AVAILABLE;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.SLOTS_MAX;
@@ -27,6 +29,7 @@ import dev.dbbulkhead.Outcome;
 import dev.dbbulkhead.RejectionReason;
 import dev.dbbulkhead.Workload;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tag;
@@ -86,6 +89,9 @@ public final class DbBulkheadMetrics implements BulkheadListener {
             gauge(PERMITS_MAX, "B, the execution budget", w, Workload::concurrent, tags);
             gauge(SLOTS_MAX, "B + Q, the admission budget", w, x -> x.concurrent() + (double) x.extraSlots(), tags);
             gauge(LIMIT, "L, operations that may hold an execution permit now", w, Workload::limit, tags);
+            FunctionCounter.builder(RECLAIMED, w, Workload::reclaimed).description("leases and queued callers "
+                    + "reclaimed because their thread ended without giving their permits back").tags(tags)
+                    .baseUnit("leases").register(registry);
             if (w.adaptive()) {
                 seconds(LIMIT_BASELINE, "baseline permit hold time of the adaptive limit", w,
                         x -> x.baselineHoldTime().toNanos() / 1e9, tags);
@@ -116,6 +122,11 @@ public final class DbBulkheadMetrics implements BulkheadListener {
 
     private Meters meters(Workload w) {
         return meters.computeIfAbsent(w, key -> new Meters(registry, tags(key)));
+    }
+
+    @Override
+    public void onLeakSuspected(Workload workload, long heldNanos) {
+        meters(workload).leaksSuspected.increment();
     }
 
     @Override
@@ -151,6 +162,7 @@ public final class DbBulkheadMetrics implements BulkheadListener {
         final Timer connectionWait;
         final Timer connectionUse;
         final Timer work;
+        final Counter leaksSuspected;
 
         Meters(MeterRegistry registry, Tags tags) {
             for (RejectionReason r : RejectionReason.values()) {
@@ -167,6 +179,8 @@ public final class DbBulkheadMetrics implements BulkheadListener {
             connectionWait = timer(registry, CONNECTION_WAIT, "wait for a connection from the pool", tags);
             connectionUse = timer(registry, CONNECTION_USE, "connection held, acquisition to close", tags);
             work = timer(registry, WORK, "time inside the caller's work", tags);
+            leaksSuspected = Counter.builder(LEAKS_SUSPECTED).description("leases open for longer than the leak "
+                    + "detection threshold").tags(tags).baseUnit("leases").register(registry);
         }
 
         private static Timer timer(MeterRegistry registry, String name, String description, Tags tags) {

