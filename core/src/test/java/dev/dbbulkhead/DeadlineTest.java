@@ -14,6 +14,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /** One deadline bounds the permit wait, the connection acquisition and the statements on the server. */
 class DeadlineTest {
@@ -169,6 +171,41 @@ class DeadlineTest {
         assertThat(ran).isFalse();
         assertThat(probe.openConnections()).isZero();
         Db.assertAllReleased(gate.defaultWorkload(), pool());
+    }
+
+    /**
+     * A pool drained by callers outside the barrier makes getConnection() wait up to its own connectionTimeout (here
+     * 10 s; HikariCP cannot go below 250 ms): the deadline cuts that wait short, and the caller's interrupt status is
+     * untouched.
+     */
+    @ParameterizedTest
+    @EnumSource(Gate.Threads.class)
+    void theDeadlineBoundsThePoolsOwnWaitForAConnection(Gate.Threads threads) throws Exception {
+        try (var pool = Db.pool(1, Duration.ofSeconds(10)); var g = new Gate(threads);
+                Connection outside = pool.getConnection()) { // the only connection, taken outside the barrier
+            var gate = POOL.track(DbBulkhead.builder(pool).workload("w", 1, 0).build());
+            long start = System.nanoTime();
+            var call = g.submit(() -> {
+                try {
+                    return gate.transaction(Deadline.in(Duration.ofMillis(200)), c -> 1);
+                } finally {
+                    assertThat(Thread.currentThread().isInterrupted()).as("no interrupt left behind").isFalse();
+                }
+            });
+            var e = Calls.catchRejection(() -> {
+                try {
+                    call.get(30, java.util.concurrent.TimeUnit.SECONDS);
+                } catch (java.util.concurrent.ExecutionException failed) {
+                    throw (Exception) failed.getCause();
+                }
+            });
+            long tookMillis = (System.nanoTime() - start) / 1_000_000;
+            assertThat(e).isInstanceOfSatisfying(DeadlineExceededException.class, d -> assertThat(d.stage())
+                    .isEqualTo(DeadlineExceededException.Stage.CONNECTION_ACQUISITION));
+            assertThat(tookMillis).as("bounded by the deadline, not the pool's 10 s").isBetween(200L, 5_000L);
+            assertThat(gate.available()).isEqualTo(1);
+            assertThat(pool.getHikariPoolMXBean().getActiveConnections()).as("only the one outside").isEqualTo(1);
+        }
     }
 
     @Test

@@ -19,7 +19,7 @@ final class ServerTimeouts {
      * How much longer than the deadline the client waits for an answer: enough for the server's own cancellation
      * (the statement timeout, at the deadline) to arrive first whenever the server can answer at all.
      */
-    static final long GRACE_MILLIS = 20;
+    static final long GRACE_MILLIS = 30;
 
     private ServerTimeouts() {}
 

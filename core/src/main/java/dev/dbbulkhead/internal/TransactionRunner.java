@@ -118,12 +118,46 @@ public final class TransactionRunner {
         /** Step 1: a connection from the pool, or NO_CONNECTION reported and the pool's exception rethrown. */
         private void open() throws SQLException {
             requestedAt = timed ? telemetry.now() : 0;
+            if (deadline != null) {
+                openWithin();
+                return;
+            }
             try {
                 raw = source.getConnection();
             } catch (Throwable e) {
                 noConnection(e);
                 throw e;
             }
+            checkNotNull();
+        }
+
+        /**
+         * The pool's wait bounded by the deadline: a pool has no per-call timeout, so the wait is interrupted once
+         * the deadline (and a grace) has passed; what it then throws is the deadline's rejection.
+         */
+        private void openWithin() throws SQLException {
+            var watchdog = Watchdog.arm(deadline.remainingNanos(telemetry.now()));
+            try {
+                raw = source.getConnection();
+            } catch (Throwable e) {
+                if (!watchdog.disarm()) {
+                    noConnection(e);
+                    throw e;
+                }
+                var passed = new DeadlinePassed(Stage.CONNECTION_ACQUISITION,
+                        -deadline.remainingNanos(telemetry.now()), e instanceof SQLException s ? s : null);
+                if (!(e instanceof SQLException)) {
+                    passed.addSuppressed(e);
+                }
+                telemetry.rejected(lease.workload(), RejectionReason.DEADLINE, 0);
+                noConnection(passed);
+                throw passed;
+            }
+            watchdog.disarm(); // fired as the connection came: connected() finds the deadline passed
+            checkNotNull();
+        }
+
+        private void checkNotNull() throws SQLException {
             if (raw == null) {
                 var none = new SQLException("db-bulkhead: the data source " + source
                         + " returned null from getConnection()", "08001");

@@ -29,9 +29,24 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <p>Thread-safe: {@link #get()} starts the server at most once.
  */
 public final class TestDatabase {
-    /** Where this JVM's tests keep their tables: {@code db_bulkhead_test_} and a random suffix. */
-    public static final String SCHEMA = "db_bulkhead_test_"
-            + Long.toString(new java.security.SecureRandom().nextLong() >>> 1, 36);
+    /**
+     * Where this JVM's tests keep their tables: {@code db_bulkhead_test_} and a random suffix, or {@code DB_SCHEMA}
+     * when set (behind a transaction-pooling PgBouncer, which cannot carry a per-client search path, the schema must
+     * be the one the database's own {@code search_path} names: {@code bin/pgbouncer} sets it to
+     * {@code db_bulkhead_test}).
+     */
+    public static final String SCHEMA = schemaName();
+
+    private static String schemaName() {
+        String fixed = System.getenv("DB_SCHEMA");
+        if (fixed != null && !fixed.isBlank()) {
+            if (!fixed.matches("[a-z_][a-z0-9_]{0,62}")) {
+                throw new IllegalStateException("DB_SCHEMA must be a lower-case SQL identifier, was '" + fixed + "'");
+            }
+            return fixed;
+        }
+        return "db_bulkhead_test_" + Long.toString(new java.security.SecureRandom().nextLong() >>> 1, 36);
+    }
     private static final AtomicInteger POOLS = new AtomicInteger();
 
     private final String jdbcUrl;
