@@ -102,14 +102,16 @@ public final class Admission {
         boolean timed = telemetry.timed();
         PermitLease lease = forCaller ? frame.callerLease(this, deadline, timed)
                 : frame.transactionLease(this, deadline, timed);
+        Object admitted;
         try {
             if (!timed && !forCaller && deadline == null && holds == null
                     && permits.enter(lease, false) == Permits.Entry.ACQUIRED) {
                 return lease; // nothing to measure or report: the common case, one CAS
             }
-            return admit(lease, queueWait, deadline, timed, timed || forCaller || deadline != null || holds != null);
-        } catch (BulkheadRejectedException | InterruptedException settled) {
-            throw settled; // nothing is held
+            admitted = admit(lease, queueWait, deadline, timed,
+                    timed || forCaller || deadline != null || holds != null);
+        } catch (InterruptedException settled) {
+            throw settled; // already interrupted: nothing was taken
         } catch (Throwable unexpected) {
             // Field writes first: if abandon() overflows too, the next locked operation finds and settles the lease.
             lease.abandoned = true;
@@ -117,17 +119,25 @@ public final class Admission {
             permits.abandon(lease);
             throw unexpected;
         }
+        // A refusal comes back as a value, thrown only here: once, and not through the handler above.
+        if (admitted instanceof PermitLease granted) {
+            return granted;
+        }
+        if (admitted instanceof InterruptedException interrupted) {
+            throw interrupted;
+        }
+        throw (BulkheadRejectedException) admitted;
     }
 
-    private PermitLease admit(PermitLease lease, Duration queueWait, Deadline deadline, boolean timed,
-            boolean clocked) throws InterruptedException {
+    /** The lease with both permits, or the refusal (a rejection, or the interrupt) that nothing is held for. */
+    private Object admit(PermitLease lease, Duration queueWait, Deadline deadline, boolean timed, boolean clocked) {
         long start = clocked ? telemetry.now() : 0;
         long allowed = queueWait == null ? Long.MAX_VALUE : Nanos.of(queueWait);
         boolean deadlineBinds = false;
         if (deadline != null) {
             long remaining = deadline.remainingNanos(start);
             if (remaining <= 0) {
-                throw rejected(RejectionReason.DEADLINE, 0, rejections.deadlineExceeded(snapshot(0),
+                return rejected(RejectionReason.DEADLINE, 0, rejections.deadlineExceeded(snapshot(0),
                         Stage.BEFORE_ADMISSION, -remaining, null));
             }
             if (remaining <= allowed) {
@@ -139,7 +149,7 @@ public final class Admission {
         if (predictive) {
             long expected = holds.expectedWaitNanos(permits.waiting(), permits.available(), permits.limit());
             if (expected > allowed) {
-                throw rejected(RejectionReason.WOULD_TIME_OUT, 0,
+                return rejected(RejectionReason.WOULD_TIME_OUT, 0,
                         rejections.wouldTimeOut(snapshot(allowed), expected));
             }
         }
@@ -148,30 +158,30 @@ public final class Admission {
             entered = permits.enter(lease, allowed > 0);
         } catch (InterruptedException interrupted) { // already interrupted: nothing was taken
             telemetry.rejected(workload, RejectionReason.INTERRUPTED, 0);
-            throw interrupted;
+            return interrupted;
         }
         if (entered == Permits.Entry.MUST_WAIT) {
             entered = permits.queue(lease); // the slot and a place in the queue, or a permit freed meanwhile
         }
         if (entered == Permits.Entry.FULL) {
-            throw rejected(RejectionReason.ADMISSION_FULL, 0, rejections.admissionFull(snapshot(allowed)));
+            return rejected(RejectionReason.ADMISSION_FULL, 0, rejections.admissionFull(snapshot(allowed)));
         }
         if (timed) {
             telemetry.admitted(workload);
         }
         if (entered == Permits.Entry.BUSY) { // no wait allowed and no permit free: nothing is held
-            throw timedOut(deadline, deadlineBinds, allowed, 0);
+            return timedOut(deadline, deadlineBinds, allowed, 0);
         }
         if (entered == Permits.Entry.MUST_WAIT) {
             try {
                 entered = permits.await(lease, allowed);
             } catch (InterruptedException interrupted) { // the slot was given back
                 telemetry.rejected(workload, RejectionReason.INTERRUPTED, clocked ? telemetry.now() - start : 0);
-                throw interrupted;
+                return interrupted;
             }
             long now = clocked ? telemetry.now() : 0;
             if (entered != Permits.Entry.ACQUIRED) {
-                throw timedOut(deadline, deadlineBinds, allowed, now - start);
+                return timedOut(deadline, deadlineBinds, allowed, now - start);
             }
             lease.granted(now - start, now);
         }

@@ -38,7 +38,9 @@ public final class Frames {
             } else {
                 lease.reset(admission, deadline, timed);
             }
-            active = lease;
+            if (active != lease) { // the same spare, usually: no write, so no cache line to bounce
+                active = lease;
+            }
             return lease;
         }
 

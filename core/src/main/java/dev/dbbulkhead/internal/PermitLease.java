@@ -42,13 +42,21 @@ public final class PermitLease extends Permits.Node implements Lease {
 
     /** For another {@code transaction()} of the same thread, once the previous one has fully ended. */
     void reset(Admission admission, Deadline deadline, boolean timed) {
-        this.admission = admission;
-        this.deadline = deadline;
-        this.timed = timed;
+        // Only what changed is written: the owner writes its lease on every operation, and fewer stores are fewer
+        // chances for a cache line shared with another thread's data to bounce.
+        if (this.admission != admission) {
+            this.admission = admission;
+        }
+        if (this.deadline != deadline) {
+            this.deadline = deadline;
+        }
+        if (this.timed != timed) {
+            this.timed = timed;
+        }
         if (overloaded) {
             overloaded = false;
         }
-        this.closing = false;
+        closing = false;
         renew();
     }
 

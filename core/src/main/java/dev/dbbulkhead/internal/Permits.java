@@ -35,7 +35,7 @@ import java.util.concurrent.locks.LockSupport;
  * timeout settles: the CAS on the state word comes first, field writes follow, and the lock is given back by a field
  * write. Thread-safe.
  */
-public final class Permits {
+public final class Permits extends Padded.StateWord {
     /** What {@link #enter} did. */
     public enum Entry {
         /** Both permits are held: {@link #exit} them exactly once. */
@@ -59,7 +59,7 @@ public final class Permits {
 
     static {
         try {
-            STATE = MethodHandles.lookup().findVarHandle(Permits.class, "state", long.class);
+            STATE = MethodHandles.lookup().findVarHandle(Padded.State.class, "state", long.class);
             LOCKED = MethodHandles.lookup().findVarHandle(Permits.class, "locked", int.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
@@ -70,8 +70,6 @@ public final class Permits {
     private final int extraSlots;
     /** L + Q: admission follows the limit, so that a lower L does not leave B − L more callers queued. */
     private volatile int maxAdmitted;
-    @SuppressWarnings("unused") // accessed through STATE
-    private volatile long state;
     /** The queue lock: 1 while held. See {@link #lock()}. */
     @SuppressWarnings("unused") // taken through LOCKED
     private volatile int locked;
@@ -98,7 +96,7 @@ public final class Permits {
      * One caller's claim, created before it takes anything and used by its thread only, but for the fields the lock
      * guards and {@link #abandoned}.
      */
-    public static class Node {
+    public static class Node extends Padded.Line {
         static final int NEW = 0;
         static final int WAITING = 1;
         static final int GRANTED = 2;
