@@ -226,7 +226,7 @@ public final class DbBulkhead {
 
         /** The barrier's name in messages and metrics; default {@code "db"}. */
         public Builder name(String name) {
-            this.name = Preconditions.name(name, "name");
+            this.name = nameOf(name, null, "name");
             return this;
         }
 
@@ -237,7 +237,8 @@ public final class DbBulkhead {
         public Builder workload(String name, int concurrent, int extraSlots) {
             var spec = new WorkloadSpec(name, concurrent, extraSlots);
             if (specs.putIfAbsent(spec.name(), spec) != null) {
-                throw new IllegalArgumentException("workload '" + spec.name() + "' is declared twice");
+                throw new InvalidSettingException(spec.name(), "workload name", spec.name(),
+                        "workload '" + spec.name() + "' is declared twice", true);
             }
             return this;
         }
@@ -247,7 +248,10 @@ public final class DbBulkhead {
          * it. Not needed for a {@code HikariDataSource}, whose {@code maximumPoolSize} is read.
          */
         public Builder poolSize(int poolSize) {
-            this.poolSize = Preconditions.atLeast(poolSize, 1, "poolSize");
+            if (poolSize < 1) {
+                throw new InvalidSettingException(null, "poolSize", poolSize, "must be >= 1");
+            }
+            this.poolSize = poolSize;
             return this;
         }
 
@@ -262,7 +266,7 @@ public final class DbBulkhead {
          */
         public Builder predictiveRejection(String... workloads) {
             for (String w : Preconditions.notNull(workloads, "workloads")) {
-                predictive.add(Preconditions.name(w, "predictiveRejection workload"));
+                predictive.add(nameOf(w, null, "predictiveRejection"));
             }
             return this;
         }
@@ -281,8 +285,11 @@ public final class DbBulkhead {
          *     workload's B)
          */
         public Builder adaptiveLimit(String workload, int minLimit) {
-            adaptive.put(Preconditions.name(workload, "adaptiveLimit workload"),
-                    Preconditions.atLeast(minLimit, 1, "adaptiveLimit minLimit"));
+            String w = nameOf(workload, null, "adaptiveLimit");
+            if (minLimit < 1) {
+                throw new InvalidSettingException(w, "adaptiveLimit minLimit", minLimit, "must be >= 1");
+            }
+            adaptive.put(w, minLimit);
             return this;
         }
 
@@ -334,11 +341,15 @@ public final class DbBulkhead {
          * holdTime}, since the excess only turns rejections into timeouts.
          */
         public Builder sizingHint(Duration queueWait, Duration holdTime) {
-            this.hintQueueWait = Preconditions.notNegative(queueWait, "sizingHint.queueWait");
-            Preconditions.notNegative(holdTime, "sizingHint.holdTime");
-            if (holdTime.isZero()) {
-                throw new IllegalArgumentException("sizingHint.holdTime must be > 0, was " + holdTime);
+            Preconditions.notNull(queueWait, "sizingHint.queueWait");
+            Preconditions.notNull(holdTime, "sizingHint.holdTime");
+            if (queueWait.isNegative()) {
+                throw new InvalidSettingException(null, "sizingHint.queueWait", queueWait, "must not be negative");
             }
+            if (holdTime.isNegative() || holdTime.isZero()) {
+                throw new InvalidSettingException(null, "sizingHint.holdTime", holdTime, "must be > 0");
+            }
+            this.hintQueueWait = queueWait;
             this.hintHoldTime = holdTime;
             return this;
         }
@@ -352,7 +363,11 @@ public final class DbBulkhead {
          * always reclaimed ({@link BulkheadListener#onLeaseReclaimed}).
          */
         public Builder leakDetectionThreshold(Duration threshold) {
-            this.leakThreshold = Preconditions.notNegative(threshold, "leakDetectionThreshold");
+            Preconditions.notNull(threshold, "leakDetectionThreshold");
+            if (threshold.isNegative()) {
+                throw new InvalidSettingException(null, "leakDetectionThreshold", threshold, "must not be negative");
+            }
+            this.leakThreshold = threshold;
             return this;
         }
 
@@ -363,8 +378,9 @@ public final class DbBulkhead {
         private WorkloadSpec declared(String workload, String option) {
             WorkloadSpec spec = specs.get(workload);
             if (spec == null) {
-                throw new IllegalArgumentException("db-bulkhead '" + name + "': " + option + " names workload '"
-                        + workload + "', which is not declared; declared: " + specs.keySet());
+                throw new InvalidSettingException(workload, option, workload, "db-bulkhead '" + name + "': " + option
+                        + " names workload '" + workload + "', which is not declared; declared: " + specs.keySet(),
+                        true);
             }
             return spec;
         }
@@ -379,8 +395,9 @@ public final class DbBulkhead {
             for (var a : adaptive.entrySet()) {
                 int b = declared(a.getKey(), "adaptiveLimit").concurrent();
                 if (a.getValue() > b) {
-                    throw new IllegalArgumentException("db-bulkhead '" + name + "', workload '" + a.getKey()
-                            + "': adaptiveLimit minLimit must be <= its concurrent " + b + ", was " + a.getValue());
+                    throw new InvalidSettingException(a.getKey(), "adaptiveLimit minLimit", a.getValue(),
+                            "db-bulkhead '" + name + "', workload '" + a.getKey() + "': adaptiveLimit minLimit must be "
+                                    + "<= its concurrent " + b + ", was " + a.getValue(), true);
                 }
             }
             int pool = poolSize > 0 ? poolSize : PoolSizes.maximumPoolSize(source);
@@ -397,9 +414,9 @@ public final class DbBulkhead {
                         source.getClass().getName(), sum - pool);
             } else if (pool > 0) {
                 if (sum > pool) {
-                    throw new IllegalArgumentException("db-bulkhead '" + name + "': the workloads' concurrent "
-                            + "add up to " + sum + " " + describe() + ", more than the pool size " + pool
-                            + "; lower them or use separate pools");
+                    throw new InvalidSettingException(null, "poolSize", pool, "db-bulkhead '" + name + "': the "
+                            + "workloads' concurrent add up to " + sum + " " + describe() + ", more than the pool size "
+                            + pool + "; lower them or use separate pools", true);
                 }
             }
             if (hintQueueWait != null) {
@@ -427,11 +444,27 @@ public final class DbBulkhead {
     /** One workload's validated budget. */
     record WorkloadSpec(String name, int concurrent, int extraSlots) {
         WorkloadSpec {
-            Preconditions.name(name, "workload name");
-            String field = "workload '" + name + "': ";
-            Preconditions.atLeast(concurrent, 1, field + "concurrent");
-            Preconditions.atLeast(extraSlots, 0, field + "extraSlots");
-            Preconditions.sum(concurrent, field + "concurrent", extraSlots, "extraSlots");
+            nameOf(name, null, "workload name");
+            if (concurrent < 1) {
+                throw new InvalidSettingException(name, "concurrent", concurrent, "must be >= 1");
+            }
+            if (extraSlots < 0) {
+                throw new InvalidSettingException(name, "extraSlots", extraSlots, "must be >= 0");
+            }
+            if ((long) concurrent + extraSlots > Integer.MAX_VALUE) {
+                throw new InvalidSettingException(name, "extraSlots", extraSlots, "workload '" + name + "': "
+                        + "concurrent + extraSlots must fit in an int, was " + concurrent + " + " + extraSlots + " = "
+                        + ((long) concurrent + extraSlots), true);
+            }
         }
+    }
+
+    /** A name that is neither null nor blank. */
+    private static String nameOf(String value, String workload, String setting) {
+        Preconditions.notNull(value, setting);
+        if (value.isBlank()) {
+            throw new InvalidSettingException(workload, setting, "'" + value + "'", "must not be blank");
+        }
+        return value;
     }
 }

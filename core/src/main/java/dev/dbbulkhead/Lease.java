@@ -43,6 +43,18 @@ public interface Lease extends AutoCloseable {
     default void transactionFailed(Throwable failure) {}
 
     /**
+     * Hands this lease over to {@code stage}, for work that goes on after the caller's method returns (a method
+     * returning a {@code CompletableFuture} whose database work runs on another thread): both permits are released
+     * when {@code stage} completes, normally, exceptionally or cancelled, on the thread that completes it, exactly
+     * once; {@link #close()} then does nothing, and this thread may use the barrier again at once. A stage that is
+     * already complete releases them now. A stage that never completes keeps them: leak detection reports it.
+     *
+     * @throws IllegalStateException when called from a thread other than the one that acquired the lease
+     * @throws NullPointerException when {@code stage} is null
+     */
+    void closeWhenComplete(java.util.concurrent.CompletionStage<?> stage);
+
+    /**
      * Releases both permits, once; later calls do nothing.
      *
      * @throws IllegalStateException when called from a thread other than the one that acquired the lease: nothing

@@ -172,4 +172,41 @@ class LeaseTest {
         gate.acquire(Duration.ZERO).close();
         assertThat(events).containsExactly("admitted", "permit", "RELEASED hold>=0:true pool=0 work=0");
     }
+
+    @ParameterizedTest
+    @EnumSource(Threads.class)
+    void aLeaseHandedToAStageIsReleasedOnceWhenTheStageCompletesOnAnotherThread(Threads threads) throws Exception {
+        var gate = POOL.bulkhead(1, 0);
+        var stage = new java.util.concurrent.CompletableFuture<Integer>();
+        Lease lease = gate.acquire(Duration.ZERO);
+        lease.closeWhenComplete(stage);
+        lease.close(); // the stage releases it, not the owner
+        assertThat(gate.available()).as("still held: the stage has not completed").isZero();
+        try (Lease next = gate.acquire(Duration.ZERO)) {
+            throw new AssertionError("a second permit: " + next);
+        } catch (AdmissionFullException expected) {
+            // not re-entry: this thread no longer holds it, but the permit is still taken
+        }
+        try (var g = new Gate(threads)) {
+            g.submit(() -> stage.complete(7)).get(10, TimeUnit.SECONDS);
+        }
+        assertThat(gate.available()).isEqualTo(1);
+        assertThat(gate.availableSlots()).isEqualTo(1);
+        stage.complete(8);
+        lease.close();
+        assertThat(gate.available()).as("released once").isEqualTo(1);
+        try (Lease again = gate.acquire(Duration.ZERO)) {
+            assertThat(again.workload().available()).isZero();
+        }
+    }
+
+    @Test
+    void aLeaseHandedToACompletedOrFailedStageIsReleasedAtOnce() throws Exception {
+        var gate = POOL.bulkhead(1, 0);
+        gate.acquire(Duration.ZERO).closeWhenComplete(java.util.concurrent.CompletableFuture.completedFuture(1));
+        assertThat(gate.available()).isEqualTo(1);
+        gate.acquire(Duration.ZERO).closeWhenComplete(
+                java.util.concurrent.CompletableFuture.failedFuture(new SQLException("x", "57014")));
+        assertThat(gate.available()).isEqualTo(1);
+    }
 }

@@ -63,7 +63,7 @@ public final class Frames {
         public void run() {
             PermitLease lease = frame.active;
             // isAlive() is also the happens-before edge with everything the terminated thread wrote.
-            if (lease != null && !lease.thread.isAlive() && lease.holding()) {
+            if (lease != null && !lease.thread.isAlive() && lease.holding() && !lease.handedOff()) {
                 lease.admission().reclaim(lease);
             }
         }
@@ -79,7 +79,7 @@ public final class Frames {
     public Frame enter(Admission target) {
         Frame frame = frames.get().frame;
         PermitLease current = frame.active;
-        if (current != null && current.holding() && !current.settleCutShort()) {
+        if (current != null && current.holding() && !current.handedOff() && !current.settleCutShort()) {
             throw new IllegalStateException("db-bulkhead '" + target.bulkheadName() + "' re-entered on a thread "
                     + "that already holds one of its permits (workload '" + current.workload().name() + "' -> '"
                     + target.workload().name() + "'): the barrier is not reentrant, and waiting here for a permit "

@@ -30,6 +30,18 @@ public final class PermitLease extends Permits.Node implements Lease {
     private boolean closing;
     /** Leak detection's watch, for a caller's lease when the barrier has a threshold; else null. */
     Leaks.Watch watch;
+    /** {@link #closeWhenComplete}: 0 the owner releases, 1 the stage will, 2 the stage did. */
+    private volatile int handedOff;
+    private static final java.lang.invoke.VarHandle HANDED_OFF;
+
+    static {
+        try {
+            HANDED_OFF = java.lang.invoke.MethodHandles.lookup().findVarHandle(PermitLease.class, "handedOff",
+                    int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
 
     /** Built before any permit is taken: a failure to allocate it then holds nothing. */
     PermitLease(Admission admission, Deadline deadline, boolean timed, boolean forCaller) {
@@ -116,12 +128,39 @@ public final class PermitLease extends Permits.Node implements Lease {
 
     @Override
     public void close() {
+        checkOwner();
+        if (handedOff == 0) {
+            release();
+        }
+    }
+
+    private void checkOwner() {
         if (Thread.currentThread() != thread) {
             throw new IllegalStateException("db-bulkhead '" + admission.bulkheadName() + "', workload '"
                     + admission.workload().name() + "': a lease is released by the thread that acquired it ("
                     + thread + "), not by " + Thread.currentThread() + "; nothing was released");
         }
-        release();
+    }
+
+    @Override
+    public void closeWhenComplete(java.util.concurrent.CompletionStage<?> stage) {
+        Preconditions.notNull(stage, "stage");
+        checkOwner();
+        if (released || handedOff != 0) {
+            return;
+        }
+        handedOff = 1;
+        stage.whenComplete((value, failure) -> {
+            if (HANDED_OFF.compareAndSet(this, 1, 2)) {
+                transactionFailed(failure);
+                release();
+            }
+        });
+    }
+
+    /** Whether a stage, not the owner, releases this lease ({@link #closeWhenComplete}). */
+    boolean handedOff() {
+        return handedOff != 0;
     }
 
     /** Gives both permits back, once; see the failure model in {@code package-info}. */
