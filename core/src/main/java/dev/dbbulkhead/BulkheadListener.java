@@ -68,4 +68,12 @@ public interface BulkheadListener {
      * warning with the stack of the acquiring call is logged as well.
      */
     default void onLeakSuspected(Workload workload, long heldNanos) {}
+
+    /**
+     * An admitted operation could not get a connection from the pool in time (a
+     * {@link java.sql.SQLTransientConnectionException}, as HikariCP's timeout is, in what its transaction failed
+     * with): the pool is the bottleneck, or something outside the barrier holds its connections. Called once per
+     * operation, from {@code transaction()} or from {@link Lease#transactionFailed}, on the caller's thread.
+     */
+    default void onPoolTimeout(Workload workload) {}
 }

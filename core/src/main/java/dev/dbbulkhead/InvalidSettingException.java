@@ -12,12 +12,14 @@ public final class InvalidSettingException extends IllegalArgumentException {
     private final String workload;
     private final String setting;
     private final transient Object value;
+    private final String rule;
 
     InvalidSettingException(String workload, String setting, Object value, String rule) {
         super((workload == null ? "" : "workload '" + workload + "': ") + setting + " " + rule + ", was " + value);
         this.workload = workload;
         this.setting = setting;
         this.value = value;
+        this.rule = rule;
     }
 
     /** Refused with a message of its own (the rule spans several settings). */
@@ -26,6 +28,15 @@ public final class InvalidSettingException extends IllegalArgumentException {
         this.workload = workload;
         this.setting = setting;
         this.value = value;
+        this.rule = null;
+    }
+
+    /**
+     * The rule the value broke, e.g. {@code "must be >= 1"}, for a message that names the setting its own way
+     * ({@code "<setting> <rule>, was <value>"}); empty when the message spans several settings (read it whole).
+     */
+    public Optional<String> rule() {
+        return Optional.ofNullable(rule);
     }
 
     /** The workload the setting belongs to; empty for a setting of the whole barrier. */

@@ -260,6 +260,11 @@ public final class Admission {
         telemetry.reclaimed(workload, wasWaiting ? 0 : held);
     }
 
+    /** An admitted operation's transaction failed on the pool's timeout. */
+    void poolTimeout() {
+        telemetry.poolTimeout(workload);
+    }
+
     /** Called by leak detection when a caller's lease passed the threshold. */
     void leakSuspected(long heldNanos) {
         telemetry.leakSuspected(workload, heldNanos);

@@ -15,6 +15,17 @@ import java.sql.SQLTransientConnectionException;
 final class Overload {
     private Overload() {}
 
+    /** Whether {@code failure}, or one of its causes, is the pool's timeout. */
+    static boolean poolTimeout(Throwable failure) {
+        Throwable t = failure;
+        for (int depth = 0; t != null && depth < 8; depth++, t = t.getCause()) {
+            if (t instanceof SQLTransientConnectionException) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /** Whether {@code failure}, or one of its causes, is a sign of overload. */
     static boolean signalled(Throwable failure) {
         if (failure instanceof DeadlinePassed passed

@@ -106,8 +106,12 @@ public final class PermitLease extends Permits.Node implements Lease {
 
     @Override
     public void transactionFailed(Throwable failure) {
-        if (failure != null && Overload.signalled(failure)) {
-            overloaded = true;
+        if (failure == null || overloaded || !Overload.signalled(failure)) {
+            return; // once per operation
+        }
+        overloaded = true;
+        if (Overload.poolTimeout(failure)) {
+            admission.poolTimeout();
         }
     }
 

@@ -117,6 +117,17 @@ final class SafeListener implements BulkheadListener {
     }
 
     @Override
+    public void onPoolTimeout(Workload workload) {
+        for (var l : delegates) {
+            try {
+                l.onPoolTimeout(workload);
+            } catch (Throwable t) {
+                failed(l, "onPoolTimeout", t);
+            }
+        }
+    }
+
+    @Override
     public void onLeakSuspected(Workload workload, long heldNanos) {
         for (var l : delegates) {
             try {

@@ -91,6 +91,12 @@ public final class Telemetry {
         JfrEvents.reclaimed(w.bulkheadName(), w.name(), heldNanos);
     }
 
+    void poolTimeout(Workload w) {
+        if (listening) {
+            listener.onPoolTimeout(w);
+        }
+    }
+
     /** Leak detection: a caller's lease has been open for longer than the threshold. */
     void leakSuspected(Workload w, long heldNanos) {
         if (listening) {

@@ -47,6 +47,11 @@ public final class BulkheadMeterNames {
      * their permits back. Should stay 0; anything else is a lease that is not closed.
      */
     public static final String RECLAIMED = "db.bulkhead.leases.reclaimed";
+    /**
+     * Counter: admitted operations whose transaction could not get a connection from the pool in time (the pool is
+     * the bottleneck, or something outside the barrier holds its connections).
+     */
+    public static final String POOL_TIMEOUTS = "db.bulkhead.pool.timeouts";
     /** Counter: leases reported by leak detection (open for longer than the barrier's leak detection threshold). */
     public static final String LEAKS_SUSPECTED = "db.bulkhead.leases.leak_suspected";
 

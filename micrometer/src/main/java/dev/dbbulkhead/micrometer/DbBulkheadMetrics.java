@@ -14,6 +14,7 @@ import static dev.dbbulkhead.micrometer.BulkheadMeterNames.PENDING;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.PERMITS_AVAILABLE;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.PERMITS_MAX;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.PERMIT_WAIT;
+import static dev.dbbulkhead.micrometer.BulkheadMeterNames.POOL_TIMEOUTS;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.REASON;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.RECLAIMED;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.REJECTIONS;
@@ -125,6 +126,11 @@ public final class DbBulkheadMetrics implements BulkheadListener {
     }
 
     @Override
+    public void onPoolTimeout(Workload workload) {
+        meters(workload).poolTimeouts.increment();
+    }
+
+    @Override
     public void onLeakSuspected(Workload workload, long heldNanos) {
         meters(workload).leaksSuspected.increment();
     }
@@ -163,6 +169,7 @@ public final class DbBulkheadMetrics implements BulkheadListener {
         final Timer connectionUse;
         final Timer work;
         final Counter leaksSuspected;
+        final Counter poolTimeouts;
 
         Meters(MeterRegistry registry, Tags tags) {
             for (RejectionReason r : RejectionReason.values()) {
@@ -181,6 +188,8 @@ public final class DbBulkheadMetrics implements BulkheadListener {
             work = timer(registry, WORK, "time inside the caller's work", tags);
             leaksSuspected = Counter.builder(LEAKS_SUSPECTED).description("leases open for longer than the leak "
                     + "detection threshold").tags(tags).baseUnit("leases").register(registry);
+            poolTimeouts = Counter.builder(POOL_TIMEOUTS).description("admitted operations that could not get a "
+                    + "connection from the pool in time").tags(tags).baseUnit("operations").register(registry);
         }
 
         private static Timer timer(MeterRegistry registry, String name, String description, Tags tags) {

@@ -1,15 +1,27 @@
 package dev.dbbulkhead.spring;
 
+import dev.dbbulkhead.BulkheadRejectedException;
 import dev.dbbulkhead.DbBulkhead;
 import dev.dbbulkhead.Deadline;
 import dev.dbbulkhead.Lease;
 import dev.dbbulkhead.Workload;
 import dev.dbbulkhead.spring.DbBulkheadSettings.WorkloadSettings;
+import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationRegistry;
+import java.sql.ResultSet;
 import java.time.Duration;
 import java.util.Collections;
 import java.util.IdentityHashMap;
+import java.util.Iterator;
+import java.util.Locale;
 import java.util.Set;
+import java.util.Spliterator;
 import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.stream.BaseStream;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.springframework.transaction.TransactionExecution;
 import org.springframework.transaction.TransactionExecutionListener;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
@@ -32,7 +44,10 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  * transaction managers it configures; attach it to your own with {@code setTransactionExecutionListeners}.)</li>
  * </ol>
  * Rejections are the core's {@link dev.dbbulkhead.BulkheadRejectedException}s. An interrupt while waiting for a
- * permit becomes a {@link CancellationException}, with the thread's interrupt flag set again.
+ * permit becomes a {@link CancellationException}, with the thread's interrupt flag set again. Code that returns a
+ * {@link CompletionStage} keeps its permits until the stage completes ({@link Lease#closeWhenComplete}). Code that
+ * returns a value read after it returned (a {@code Stream}, an {@code Iterator}, a {@code ResultSet}) is refused at
+ * start-up when its declared type says so ({@link DbWorkloadBeanPostProcessor}), and logged once otherwise.
  *
  * <p>Thread-safe.
  */
@@ -56,13 +71,24 @@ public class DbBulkheadAdmission implements TransactionExecutionListener {
         }
     }
 
+    /** The observation around each admission. */
+    public static final String OBSERVATION = "db.bulkhead.admission";
+    private static final Logger LOG = LoggerFactory.getLogger(DbBulkheadAdmission.class);
+
     private final DbBulkhead bulkhead;
     private final DbBulkheadSettings settings;
+    private final ObservationRegistry observations;
     private final ThreadLocal<Scope> scope = new ThreadLocal<>();
 
     public DbBulkheadAdmission(DbBulkhead bulkhead, DbBulkheadSettings settings) {
+        this(bulkhead, settings, ObservationRegistry.NOOP);
+    }
+
+    /** With admissions observed in {@code observations} (Spring Boot passes the application's registry). */
+    public DbBulkheadAdmission(DbBulkhead bulkhead, DbBulkheadSettings settings, ObservationRegistry observations) {
         this.bulkhead = bulkhead;
         this.settings = settings;
+        this.observations = observations;
         for (WorkloadSettings w : settings.workloads()) {
             bulkhead.workload(w.name()); // fails now, naming the known ones, if the barrier lacks it
         }
@@ -114,12 +140,36 @@ public class DbBulkheadAdmission implements TransactionExecutionListener {
         admitted.lease = lease;
         scope.set(admitted);
         try (lease) {
-            return call.call();
+            T result = call.call();
+            if (result instanceof CompletionStage<?> stage) {
+                lease.closeWhenComplete(stage); // the permits go back when the work the future stands for is done
+            } else if (result != null && lazy(result)) {
+                warnLazyOnce(caller, result);
+            }
+            return result;
         } catch (Throwable failure) {
             lease.transactionFailed(failure); // an adaptive workload learns from the database's overload errors
             throw failure;
         } finally {
             scope.remove();
+        }
+    }
+
+    /** A value read after the call returned (its declared type did not say so, or start-up would have refused). */
+    private static boolean lazy(Object result) {
+        return result instanceof BaseStream<?, ?> || result instanceof Iterator<?> || result instanceof Spliterator<?>
+                || result instanceof ResultSet || result instanceof java.sql.Statement
+                || result instanceof java.sql.Connection;
+    }
+
+    private final Set<String> warnedLazy = ConcurrentHashMap.newKeySet();
+
+    private void warnLazyOnce(String caller, Object result) {
+        if (warnedLazy.add(caller)) {
+            LOG.warn("{} returned a {}, which is read after its permit was released (and its transaction ended): "
+                    + "whatever connection it reads from is no longer bounded by db-bulkhead '{}'. Return a "
+                    + "materialised value (e.g. a List), or consume it inside the method.", caller,
+                    result.getClass().getName(), bulkhead.name());
         }
     }
 
@@ -134,7 +184,34 @@ public class DbBulkheadAdmission implements TransactionExecutionListener {
         return target;
     }
 
+    /**
+     * The admission, inside an {@link Observation} {@code db.bulkhead.admission} (low-cardinality {@code bulkhead},
+     * {@code workload} and {@code outcome}: {@code admitted}, or the rejection's reason in lower case, or
+     * {@code interrupted}), so that the wait for a permit shows as its own span in a trace.
+     */
     private Lease acquire(Scope admitted, Duration queueWait, String caller) {
+        WorkloadSettings target = admitted.workload;
+        Observation observation = Observation.createNotStarted(OBSERVATION, observations)
+                .contextualName("db-bulkhead admission")
+                .lowCardinalityKeyValue("bulkhead", bulkhead.name())
+                .lowCardinalityKeyValue("workload", target.name()).start();
+        String outcome = "admitted";
+        try {
+            return acquireNow(admitted, queueWait, caller);
+        } catch (BulkheadRejectedException rejected) {
+            outcome = rejected.reason().name().toLowerCase(Locale.ROOT);
+            observation.error(rejected);
+            throw rejected;
+        } catch (CancellationException interrupted) {
+            outcome = "interrupted";
+            observation.error(interrupted);
+            throw interrupted;
+        } finally {
+            observation.lowCardinalityKeyValue("outcome", outcome).stop();
+        }
+    }
+
+    private Lease acquireNow(Scope admitted, Duration queueWait, String caller) {
         WorkloadSettings target = admitted.workload;
         Workload w = bulkhead.workload(target.name());
         Duration wait = queueWait != null ? queueWait : target.queueWait();

@@ -6,6 +6,7 @@ import dev.dbbulkhead.micrometer.DbBulkheadMetrics;
 import dev.dbbulkhead.spring.actuate.DbBulkheadEndpoint;
 import dev.dbbulkhead.spring.web.DbBulkheadProblemResolver;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.observation.ObservationRegistry;
 import java.util.ArrayList;
 import java.util.List;
 import javax.sql.DataSource;
@@ -70,25 +71,15 @@ public final class DbBulkheadAutoConfiguration {
     @Bean
     @ConditionalOnMissingBean
     DbBulkhead dbBulkhead(DataSource dataSource, DbBulkheadSettings settings,
-            ObjectProvider<BulkheadListener> listeners) {
-        var builder = DbBulkhead.builder(dataSource).name(settings.name());
-        settings.workloads().forEach(w -> {
-            builder.workload(w.name(), w.concurrent(), w.extraSlots());
-            if (w.predictiveRejection()) {
-                builder.predictiveRejection(w.name());
-            }
-            if (w.adaptiveLimitMin() > 0) {
-                builder.adaptiveLimit(w.name(), w.adaptiveLimitMin());
-            }
-        });
-        listeners.orderedStream().forEach(builder::listener);
-        return builder.build();
+            ObjectProvider<BulkheadListener> listeners, ObjectProvider<DbBulkheadBuilderCustomizer> customizers) {
+        return settings.build(dataSource, listeners.orderedStream().toList(), customizers.orderedStream().toList());
     }
 
     @Bean
     @ConditionalOnMissingBean
-    DbBulkheadAdmission dbBulkheadAdmission(DbBulkhead bulkhead, DbBulkheadSettings settings) {
-        return new DbBulkheadAdmission(bulkhead, settings);
+    DbBulkheadAdmission dbBulkheadAdmission(DbBulkhead bulkhead, DbBulkheadSettings settings,
+            ObjectProvider<ObservationRegistry> observations) {
+        return new DbBulkheadAdmission(bulkhead, settings, observations.getIfAvailable(() -> ObservationRegistry.NOOP));
     }
 
     @Bean
@@ -157,7 +148,7 @@ public final class DbBulkheadAutoConfiguration {
         @Bean
         @ConditionalOnMissingBean
         DbBulkheadProblemResolver dbBulkheadProblemResolver(DbBulkheadProperties properties) {
-            return new DbBulkheadProblemResolver(properties.getWeb().getRetryAfter());
+            return new DbBulkheadProblemResolver(DbBulkheadSettings.retryAfter(properties.getWeb().getRetryAfter()));
         }
     }
 

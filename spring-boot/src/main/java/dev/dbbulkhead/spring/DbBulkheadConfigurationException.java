@@ -2,18 +2,35 @@ package dev.dbbulkhead.spring;
 
 /**
  * A {@code db-bulkhead.*} setting that cannot work: the message says what is wrong and names the property,
- * {@link #action()} what to change. {@link DbBulkheadFailureAnalyzer} turns it into Spring Boot's start-up report.
+ * {@link #action()} what to change. {@link DbBulkheadFailureAnalyzer} turns it into Spring Boot's start-up report,
+ * with where the property was set.
  */
 public class DbBulkheadConfigurationException extends IllegalStateException {
     private final String action;
+    private final String property;
 
     public DbBulkheadConfigurationException(String description, String action) {
-        super(description);
+        this(description, action, null, null);
+    }
+
+    /**
+     * @param property the property at fault, whose origin the start-up report shows; null when the fault is not one
+     *     property's
+     * @param cause what the barrier's builder refused, or null
+     */
+    public DbBulkheadConfigurationException(String description, String action, String property, Throwable cause) {
+        super(description, cause);
         this.action = action;
+        this.property = property;
     }
 
     /** What to change, naming the properties. */
     public String action() {
         return action;
+    }
+
+    /** The property at fault, or null. */
+    public String property() {
+        return property;
     }
 }

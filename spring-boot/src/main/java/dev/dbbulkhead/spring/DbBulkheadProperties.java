@@ -30,7 +30,17 @@ public class DbBulkheadProperties {
     private String defaultWorkload;
     /** Allow JPA's open-in-view, which keeps the connection past the permit's release. */
     private boolean allowOpenInView;
-    /** The workloads, by name. */
+    /**
+     * Leak detection: a lease open for longer than this (an admitted method that has not returned) is logged once,
+     * with the stack that acquired it, as HikariCP's leakDetectionThreshold does for connections. Zero turns it off.
+     */
+    private Duration leakDetectionThreshold = Duration.ZERO;
+    /**
+     * The workloads, by name: each with concurrent (B: how many may hold a connection at once; required),
+     * extra-slots (Q: how many more may wait; default 0), queue-wait (default 100ms), deadline (none by default),
+     * predictive-rejection (default false), adaptive-limit-min (none: a fixed limit) and allow-requires-new (default
+     * false). Without any, one workload named 'default' with concurrent and extra-slots both the pool's size.
+     */
     private Map<String, Workload> workloads = new LinkedHashMap<>();
     private final Web web = new Web();
 
@@ -155,6 +165,14 @@ public class DbBulkheadProperties {
 
     public void setDefaultWorkload(String defaultWorkload) {
         this.defaultWorkload = defaultWorkload;
+    }
+
+    public Duration getLeakDetectionThreshold() {
+        return leakDetectionThreshold;
+    }
+
+    public void setLeakDetectionThreshold(Duration leakDetectionThreshold) {
+        this.leakDetectionThreshold = leakDetectionThreshold;
     }
 
     public boolean isAllowOpenInView() {

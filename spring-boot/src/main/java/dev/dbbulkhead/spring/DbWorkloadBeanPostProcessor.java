@@ -1,79 +1,267 @@
 package dev.dbbulkhead.spring;
 
 import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
 import java.util.Map;
+import java.util.Spliterator;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.stream.BaseStream;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
+import org.springframework.aop.Advisor;
 import org.springframework.aop.Pointcut;
+import org.springframework.aop.framework.Advised;
 import org.springframework.aop.framework.autoproxy.AbstractBeanFactoryAwareAdvisingPostProcessor;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.aop.support.ComposablePointcut;
 import org.springframework.aop.support.DefaultPointcutAdvisor;
+import org.springframework.aop.support.StaticMethodMatcher;
 import org.springframework.aop.support.annotation.AnnotationMatchingPointcut;
+import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.SmartInitializingSingleton;
+import org.springframework.beans.factory.config.ConfigurableBeanFactory;
 import org.springframework.boot.convert.DurationStyle;
+import org.springframework.core.MethodClassKey;
 import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.scheduling.annotation.AsyncAnnotationAdvisor;
 import org.springframework.util.ClassUtils;
+import org.springframework.util.ReflectionUtils;
 
 /**
  * Applies {@link DbWorkload}. As Spring's own {@code @ConcurrencyLimit} post-processor does, it adds its advisor
  * <em>before</em> the advisors a bean already has (its {@code @Transactional} proxy, made earlier by the auto-proxy
- * creator), so admission wraps the transaction whatever the annotations' order; no AspectJ needed.
+ * creator), so admission wraps the transaction whatever the annotations' order; an {@code @Async} hand-off stays
+ * outside it, so that the body is admitted on the thread that runs it. No AspectJ needed.
+ *
+ * <p>Every annotated method is read when its bean is created, not at its first call: the workload and the queue
+ * wait resolve {@code ${...}} placeholders then, and start-up fails, naming the method, for an unknown workload, a
+ * malformed queue wait, a method a proxy cannot intercept (private, static or final: it would run unadmitted) and a
+ * method whose declared result is read after it returns ({@code Stream}, {@code Iterator}, {@code Spliterator},
+ * {@code ResultSet}, {@code Statement}, {@code Connection}, a reactive {@code Publisher}: the permit would be gone
+ * by then). A call from the bean to itself bypasses the proxy, and so the admission, as it bypasses any Spring
+ * advice; no proxy can tell. {@code Object}'s methods ({@code equals}, {@code hashCode}, {@code toString}) are never
+ * admitted.
  */
-public class DbWorkloadBeanPostProcessor extends AbstractBeanFactoryAwareAdvisingPostProcessor {
+public class DbWorkloadBeanPostProcessor extends AbstractBeanFactoryAwareAdvisingPostProcessor
+        implements SmartInitializingSingleton {
+    /** Return types whose value is read after the method returned. */
+    private static final List<String> LAZY = List.of(BaseStream.class.getName(), Iterator.class.getName(),
+            Spliterator.class.getName(), ResultSet.class.getName(), Statement.class.getName(),
+            Connection.class.getName(), "org.reactivestreams.Publisher");
+
+    private final ObjectProvider<DbBulkheadAdmission> admission;
+    /** What each annotated method of each bean class asks for, read once, when its bean is created. */
+    private final Map<MethodClassKey, Target> targets = new ConcurrentHashMap<>();
+    private final Map<Class<?>, Boolean> scanned = new ConcurrentHashMap<>();
+    private final List<String> problems = new ArrayList<>();
+
     public DbWorkloadBeanPostProcessor(ObjectProvider<DbBulkheadAdmission> admission) {
+        this.admission = admission;
         setBeforeExistingAdvisors(true);
         Pointcut onType = new AnnotationMatchingPointcut(DbWorkload.class, true);
         Pointcut onMethod = new AnnotationMatchingPointcut(null, DbWorkload.class, true);
-        this.advisor = new DefaultPointcutAdvisor(new ComposablePointcut(onType).union(onMethod),
-                new Interceptor(admission));
+        Pointcut admitted = new ComposablePointcut(onType).union(onMethod).intersection(NOT_OBJECT_METHODS);
+        this.advisor = new DefaultPointcutAdvisor(admitted, new Interceptor());
     }
 
-    /** What one annotated method asks for, read once. */
-    private record Target(String workload, Duration queueWait, String caller) {}
-
-    private static final class Interceptor implements MethodInterceptor {
-        private final ObjectProvider<DbBulkheadAdmission> admission;
-        private final Map<Method, Target> targets = new ConcurrentHashMap<>();
-
-        Interceptor(ObjectProvider<DbBulkheadAdmission> admission) {
-            this.admission = admission;
+    /** {@code equals}, {@code hashCode}, {@code toString} and {@code Object}'s own are never admitted. */
+    private static final StaticMethodMatcher NOT_OBJECT_METHODS = new StaticMethodMatcher() {
+        @Override
+        public boolean matches(Method method, Class<?> targetClass) {
+            return !isObjectMethod(method);
         }
+    };
 
+    private static boolean isObjectMethod(Method m) {
+        return ReflectionUtils.isObjectMethod(m) || ReflectionUtils.isEqualsMethod(m)
+                || ReflectionUtils.isHashCodeMethod(m) || ReflectionUtils.isToStringMethod(m);
+    }
+
+    /** What one annotated method asks for: its workload (resolved), its queue wait (null: the workload's). */
+    record Target(String workload, Duration queueWait, String caller) {}
+
+    @Override
+    public Object postProcessAfterInitialization(Object bean, String beanName) {
+        scan(AopUtils.getTargetClass(bean));
+        Object result = super.postProcessAfterInitialization(bean, beanName);
+        if (result instanceof Advised advised) {
+            keepAsyncOutside(advised);
+        }
+        return result;
+    }
+
+    /**
+     * When {@code @Async}'s advisor was added before ours ({@code @EnableAsync}'s post-processor ran first), ours is
+     * moved just inside it: the hand-off to the executor comes first, the admission on the thread that runs the body.
+     */
+    private void keepAsyncOutside(Advised advised) {
+        Advisor[] advisors = advised.getAdvisors();
+        int mine = -1;
+        int async = -1;
+        for (int i = 0; i < advisors.length; i++) {
+            if (advisors[i] == this.advisor) {
+                mine = i;
+            } else if (advisors[i] instanceof AsyncAnnotationAdvisor) {
+                async = i;
+            }
+        }
+        if (mine >= 0 && async > mine && !advised.isFrozen()) {
+            advised.removeAdvisor(mine);
+            advised.addAdvisor(async, this.advisor); // right after the async advisor, now one place earlier
+        }
+    }
+
+    private void scan(Class<?> type) {
+        if (scanned.putIfAbsent(type, Boolean.TRUE) != null) {
+            return;
+        }
+        DbWorkload onType = AnnotatedElementUtils.findMergedAnnotation(type, DbWorkload.class);
+        ReflectionUtils.doWithMethods(type, method -> {
+            DbWorkload onMethod = AnnotatedElementUtils.findMergedAnnotation(method, DbWorkload.class);
+            boolean fromType = onMethod == null && onType != null && Modifier.isPublic(method.getModifiers())
+                    && !isObjectMethod(method) && method.getDeclaringClass() != Object.class
+                    && !method.isBridge() && !method.isSynthetic();
+            if (onMethod == null && !fromType) {
+                return;
+            }
+            String caller = "@DbWorkload method " + ClassUtils.getQualifiedMethodName(method, type);
+            int modifiers = method.getModifiers();
+            String unreachable = Modifier.isPrivate(modifiers) ? "private" : Modifier.isStatic(modifiers) ? "static"
+                    : Modifier.isFinal(modifiers) ? "final" : null;
+            if (fromType && Modifier.isStatic(modifiers)) {
+                return; // a type's annotation is about its instances' methods
+            }
+            if (unreachable != null) {
+                problem(caller + " is " + unreachable + ": a proxy cannot intercept it, so it would run without "
+                        + "admission. Make it public (or protected) and not final, or move the annotation.");
+                return;
+            }
+            if (lazy(method.getReturnType())) {
+                problem(caller + " returns a " + method.getReturnType().getName() + ", which is read after the "
+                        + "method has returned, when its permit (and its transaction) are gone, holding a connection "
+                        + "nothing bounds. Return a materialised value (e.g. a List), or consume it inside.");
+                return;
+            }
+            Target target = target(onMethod != null ? onMethod : onType, caller);
+            if (target != null) {
+                targets.put(new MethodClassKey(method, type), target);
+            }
+        });
+    }
+
+    private static boolean lazy(Class<?> type) {
+        for (String name : LAZY) {
+            if (ClassUtils.isPresent(name, type.getClassLoader())
+                    && ClassUtils.resolveClassName(name, type.getClassLoader()).isAssignableFrom(type)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** The annotation's attributes, placeholders resolved; null (and a problem noted) when malformed. */
+    private Target target(DbWorkload annotation, String caller) {
+        String workload = resolve(annotation.value());
+        String wait = resolve(annotation.queueWait());
+        Duration queueWait = null;
+        if (!wait.isEmpty()) {
+            try {
+                queueWait = DurationStyle.detectAndParse(wait);
+            } catch (IllegalArgumentException e) {
+                problem(caller + ": queueWait '" + wait + "' is not a duration (e.g. 50ms, 1s, PT0.05S)");
+                return null;
+            }
+            if (queueWait.isNegative()) {
+                problem(caller + ": queueWait must be >= 0, was " + wait);
+                return null;
+            }
+        }
+        return new Target(workload, queueWait, caller);
+    }
+
+    private String resolve(String value) {
+        if (value.isEmpty() || !(getBeanFactory() instanceof ConfigurableBeanFactory beans)) {
+            return value;
+        }
+        String resolved = beans.resolveEmbeddedValue(value);
+        return resolved == null ? "" : resolved;
+    }
+
+    private BeanFactory beans;
+
+    @Override
+    public void setBeanFactory(BeanFactory beanFactory) {
+        super.setBeanFactory(beanFactory);
+        this.beans = beanFactory;
+    }
+
+    private BeanFactory getBeanFactory() {
+        return beans;
+    }
+
+    private void problem(String problem) {
+        synchronized (problems) {
+            problems.add(problem);
+        }
+    }
+
+    /** Once every singleton exists: every annotated method must be admissible, to a workload that exists. */
+    @Override
+    public void afterSingletonsInstantiated() {
+        DbBulkheadAdmission available = admission.getIfAvailable();
+        var found = new ArrayList<String>();
+        synchronized (problems) {
+            found.addAll(problems);
+        }
+        if (available != null) {
+            var settings = available.settings();
+            for (Target t : targets.values()) {
+                String name = t.workload().isEmpty() ? settings.defaultWorkload() : t.workload();
+                if (settings.workload(name) == null) {
+                    found.add(t.caller() + " names workload '" + name + "', which db-bulkhead '"
+                            + available.bulkhead().name() + "' does not have; declared: "
+                            + settings.workloads().stream().map(DbBulkheadSettings.WorkloadSettings::name).toList());
+                }
+            }
+        }
+        if (!found.isEmpty()) {
+            throw new DbBulkheadConfigurationException(String.join("\n", found.stream().distinct().toList()),
+                    "Declare the workload (db-bulkhead.workloads.<name>.concurrent) or fix the annotation as said; "
+                            + "a method that cannot be admitted must not carry @DbWorkload.");
+        }
+    }
+
+    private final class Interceptor implements MethodInterceptor {
         @Override
         public Object invoke(MethodInvocation invocation) throws Throwable {
+            Method method = invocation.getMethod();
             Object self = invocation.getThis();
-            Class<?> type = self != null ? AopUtils.getTargetClass(self) : invocation.getMethod().getDeclaringClass();
-            Target target = targets.computeIfAbsent(invocation.getMethod(), m -> target(m, type));
+            Class<?> type = self != null ? AopUtils.getTargetClass(self) : method.getDeclaringClass();
+            Target target = targets.get(new MethodClassKey(method, type));
+            if (target == null) { // an interface's method, or a class not seen at start-up
+                target = targets.computeIfAbsent(new MethodClassKey(method, type), key -> lookUp(method, type));
+            }
             return admission.getObject().call(target.workload(), target.queueWait(), target.caller(),
                     invocation::proceed);
         }
 
-        private static Target target(Method method, Class<?> type) {
+        private Target lookUp(Method method, Class<?> type) {
+            scan(type);
             Method specific = AopUtils.getMostSpecificMethod(method, type);
-            DbWorkload annotation = AnnotatedElementUtils.findMergedAnnotation(specific, DbWorkload.class);
-            if (annotation == null) {
-                annotation = AnnotatedElementUtils.findMergedAnnotation(type, DbWorkload.class);
+            Target found = targets.get(new MethodClassKey(specific, type));
+            if (found == null) {
+                throw new IllegalStateException("no admissible @DbWorkload for " + ClassUtils.getQualifiedMethodName(
+                        specific, type) + " (see the start-up report)");
             }
-            String caller = "@DbWorkload method " + ClassUtils.getQualifiedMethodName(specific, type);
-            if (annotation == null) {
-                throw new IllegalStateException("no @DbWorkload found for " + caller);
-            }
-            Duration queueWait = null;
-            if (!annotation.queueWait().isEmpty()) {
-                try {
-                    queueWait = DurationStyle.detectAndParse(annotation.queueWait());
-                } catch (IllegalArgumentException e) {
-                    throw new IllegalStateException(caller + ": queueWait '" + annotation.queueWait()
-                            + "' is not a duration (e.g. 50ms, 1s, PT0.05S)", e);
-                }
-                if (queueWait.isNegative()) {
-                    throw new IllegalStateException(caller + ": queueWait must be >= 0, was " + queueWait);
-                }
-            }
-            return new Target(annotation.value(), queueWait, caller);
+            return found;
         }
     }
 }

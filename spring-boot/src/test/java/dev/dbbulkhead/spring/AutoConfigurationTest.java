@@ -114,18 +114,21 @@ class AutoConfigurationTest {
         "db-bulkhead.workloads.batch.extra-slots|-1|db-bulkhead.workloads.batch.extra-slots must be >= 0, was -1",
         "db-bulkhead.workloads.batch.queue-wait|-5ms|db-bulkhead.workloads.batch.queue-wait must be >= 0, was PT-0.005S",
         "db-bulkhead.workloads.batch.deadline|0s|db-bulkhead.workloads.batch.deadline must be > 0",
-        "db-bulkhead.workloads.batch.adaptive-limit-min|3|db-bulkhead.workloads.batch.adaptive-limit-min must be between 1 and concurrent 2",
-        "db-bulkhead.workloads.batch.adaptive-limit-min|0|db-bulkhead.workloads.batch.adaptive-limit-min must be between 1 and concurrent 2",
+        "db-bulkhead.workloads.batch.adaptive-limit-min|3|db-bulkhead.workloads.batch.adaptive-limit-min: db-bulkhead 'db', workload 'batch': adaptiveLimit minLimit must be <= its concurrent 2, was 3",
+        "db-bulkhead.workloads.batch.adaptive-limit-min|0|db-bulkhead.workloads.batch.adaptive-limit-min must be >= 1, was 0",
         "db-bulkhead.default-workload|reports|db-bulkhead.default-workload is not a declared workload [batch], was reports",
-        "db-bulkhead.name|' '|db-bulkhead.name must not be blank",
+        "db-bulkhead.name|' '|db-bulkhead.name must not be blank, was ''",
+        "db-bulkhead.leak-detection-threshold|-1s|db-bulkhead.leak-detection-threshold must not be negative, was PT-1S",
+        "db-bulkhead.web.retry-after|-1s|db-bulkhead.web.retry-after must be > 0 (it is sent in whole seconds, rounded up), was PT-1S",
+        "db-bulkhead.web.retry-after|0s|db-bulkhead.web.retry-after must be > 0",
+        "db-bulkhead.web.retry-after|400d|db-bulkhead.web.retry-after must be at most PT24H (a day), was PT9600H",
     })
     void eachBadPropertyFailsStartUpNamingIt(String property, String value, String message) {
         var settings = property.endsWith(".concurrent") ? new String[0]
                 : new String[] {"db-bulkhead.workloads.batch.concurrent=2"};
         runner.withPropertyValues(settings).withPropertyValues(property + "=" + value).run(context -> {
             assertThat(context).hasFailed();
-            assertThat(context.getStartupFailure()).rootCause().isInstanceOf(DbBulkheadConfigurationException.class)
-                    .hasMessageContaining(message);
+            assertThat(configurationFailure(context.getStartupFailure())).hasMessageContaining(message);
         });
     }
 
@@ -147,10 +150,10 @@ class AutoConfigurationTest {
         runner.withPropertyValues("db-bulkhead.default-workload=a", "db-bulkhead.workloads.a.concurrent=8",
                 "db-bulkhead.workloads.b.concurrent=4").run(context -> {
                     Throwable failure = context.getStartupFailure();
-                    FailureAnalysis analysis = new DbBulkheadFailureAnalyzer().analyze(failure);
+                    FailureAnalysis analysis = new DbBulkheadFailureAnalyzer(null).analyze(failure);
                     assertThat(analysis).isNotNull();
-                    assertThat(analysis.getDescription()).contains("add up to 12 (a=8, b=4)")
-                            .contains("maximum size 10");
+                    assertThat(analysis.getDescription()).contains("add up to 12 [a=8, b=4]")
+                            .contains("more than the pool size 10");
                     assertThat(analysis.getAction()).contains("db-bulkhead.workloads.a.concurrent")
                             .contains("db-bulkhead.workloads.b.concurrent")
                             .contains("spring.datasource.hikari.maximum-pool-size");
@@ -185,6 +188,107 @@ class AutoConfigurationTest {
         web.withPropertyValues("db-bulkhead.web.enabled=false")
                 .run(context -> assertThat(context).doesNotHaveBean(DbBulkheadProblemResolver.class));
         runner.run(context -> assertThat(context).doesNotHaveBean(DbBulkheadProblemResolver.class));
+    }
+
+    /** The one message a refused setting gets, and where the property was set: a file and its line. */
+    @Test
+    void aRefusedPropertyIsReportedWithWhereItWasSet() throws Exception {
+        var environment = new org.springframework.core.env.StandardEnvironment();
+        for (var source : new org.springframework.boot.env.PropertiesPropertySourceLoader().load("bad",
+                new org.springframework.core.io.ClassPathResource("bad-workload.properties"))) {
+            environment.getPropertySources().addFirst(source);
+        }
+        new ApplicationContextRunner().withConfiguration(BOOT).withInitializer(c -> c.getEnvironment()
+                .getPropertySources().addFirst(environment.getPropertySources().get("bad")))
+                .withPropertyValues("spring.datasource.url=jdbc:postgresql://127.0.0.1:1/never").run(context -> {
+                    var analysis = new DbBulkheadFailureAnalyzer(environment).analyze(context.getStartupFailure());
+                    assertThat(analysis.getDescription()).startsWith(
+                            "db-bulkhead.workloads.batch.extra-slots must be >= 0, was -3")
+                            .contains("Origin: class path resource [bad-workload.properties] - 2:");
+                    assertThat(analysis.getAction()).isEqualTo("Change db-bulkhead.workloads.batch.extra-slots.");
+                });
+    }
+
+    @Test
+    void theConfigurationMetadataDescribesEveryPropertyWithItsDefault() throws Exception {
+        String json = new String(getClass().getResourceAsStream("/META-INF/spring-configuration-metadata.json")
+                .readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        var ours = new java.util.TreeMap<String, java.util.Map<?, ?>>();
+        for (Object p : (java.util.List<?>) org.springframework.boot.json.JsonParserFactory.getJsonParser()
+                .parseMap(json).get("properties")) {
+            var property = (java.util.Map<?, ?>) p;
+            if (String.valueOf(property.get("name")).startsWith("db-bulkhead.")) {
+                ours.put(String.valueOf(property.get("name")), property);
+            }
+        }
+        assertThat(ours.keySet()).containsExactly("db-bulkhead.allow-open-in-view", "db-bulkhead.default-workload",
+                "db-bulkhead.enabled", "db-bulkhead.leak-detection-threshold", "db-bulkhead.name",
+                "db-bulkhead.web.enabled", "db-bulkhead.web.retry-after", "db-bulkhead.workloads");
+        assertThat(ours.values()).allSatisfy(p -> assertThat(String.valueOf(p.get("description"))).isNotBlank()
+                .isNotEqualTo("null"));
+        assertThat(ours.get("db-bulkhead.enabled").get("defaultValue")).isEqualTo(true);
+        assertThat(ours.get("db-bulkhead.name").get("defaultValue")).isEqualTo("db");
+        assertThat(ours.get("db-bulkhead.web.retry-after").get("defaultValue")).isEqualTo("1s");
+        assertThat(String.valueOf(ours.get("db-bulkhead.workloads").get("description"))).contains("concurrent",
+                "extra-slots", "queue-wait", "deadline", "predictive-rejection", "adaptive-limit-min",
+                "allow-requires-new");
+    }
+
+    @Test
+    void customizersShapeTheBarrierInTheirOrderAfterTheProperties() {
+        runner.withPropertyValues("db-bulkhead.workloads.w.concurrent=2").withUserConfiguration(Customizers.class)
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    assertThat(context.getBean(Customizers.class).applied).containsExactly("first", "second");
+                    var w = context.getBean(DbBulkhead.class).workload("w");
+                    assertThat(w.concurrent()).isEqualTo(2);
+                    assertThat(context.getBean(DbBulkhead.class).name()).as("the later customizer wins")
+                            .isEqualTo("second");
+                });
+        runner.withPropertyValues("db-bulkhead.workloads.w.concurrent=2").withUserConfiguration(BadCustomizer.class)
+                .run(context -> assertThat(configurationFailure(context.getStartupFailure()))
+                        .hasMessageContaining("sizingHint.holdTime must be > 0"));
+    }
+
+    /** The start-up failure's {@link DbBulkheadConfigurationException}, wherever it is in the cause chain. */
+    static DbBulkheadConfigurationException configurationFailure(Throwable failure) {
+        for (Throwable t = failure; t != null; t = t.getCause()) {
+            if (t instanceof DbBulkheadConfigurationException e) {
+                return e;
+            }
+        }
+        throw new AssertionError("no DbBulkheadConfigurationException in " + failure, failure);
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class Customizers {
+        final java.util.List<String> applied = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+        @Bean
+        @org.springframework.core.annotation.Order(2)
+        DbBulkheadBuilderCustomizer second() {
+            return b -> {
+                applied.add("second");
+                b.name("second");
+            };
+        }
+
+        @Bean
+        @org.springframework.core.annotation.Order(1)
+        DbBulkheadBuilderCustomizer first() {
+            return b -> {
+                applied.add("first");
+                b.name("first").rejectionStackTraces(true).nanoClock(System::nanoTime);
+            };
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class BadCustomizer {
+        @Bean
+        DbBulkheadBuilderCustomizer bad() {
+            return b -> b.sizingHint(Duration.ofMillis(50), Duration.ZERO);
+        }
     }
 
     @Configuration(proxyBeanMethods = false)

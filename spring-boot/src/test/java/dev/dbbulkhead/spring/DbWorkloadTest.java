@@ -134,9 +134,14 @@ class DbWorkloadTest {
     @Test
     @Timeout(value = 20, unit = TimeUnit.SECONDS) // unguarded, both callers would wait 30 s for a second connection
     void requiresNewWhileAdmittedWithThePoolEqualToBIsRefusedInsteadOfHanging() {
-        base.withPropertyValues(Pg.datasource(2)).withPropertyValues("spring.datasource.hikari.connection-timeout=30000",
-                "db-bulkhead.workloads.interactive.concurrent=2").run(context -> {
+        // Pool 3, one connection held outside the barrier: 2 left, as many as interactive's B (batch is declared because
+        // Outer has a method of it, which start-up checks).
+        base.withPropertyValues(Pg.datasource(3)).withPropertyValues("spring.datasource.hikari.connection-timeout=30000",
+                "db-bulkhead.default-workload=interactive", "db-bulkhead.workloads.interactive.concurrent=2",
+                "db-bulkhead.workloads.batch.concurrent=1").run(context -> {
                     assertThat(context).hasNotFailed();
+                    @SuppressWarnings("unused")
+                    var outside = context.getBean(DataSource.class).getConnection();
                     var outer = context.getBean(Outer.class);
                     var bothInside = new CyclicBarrier(2);
                     try (var threads = Executors.newVirtualThreadPerTaskExecutor()) {
@@ -151,6 +156,7 @@ class DbWorkloadTest {
                                     .hasMessageContaining("db-bulkhead.workloads.interactive.allow-requires-new");
                         }
                     }
+                    outside.close();
                     assertAllBack(context);
                 });
     }

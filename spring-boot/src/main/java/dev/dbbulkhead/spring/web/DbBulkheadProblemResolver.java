@@ -5,6 +5,7 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.sql.SQLTransientConnectionException;
 import java.time.Duration;
 import org.springframework.core.Ordered;
 import org.springframework.web.servlet.HandlerExceptionResolver;
@@ -25,12 +26,23 @@ import org.springframework.web.servlet.ModelAndView;
  * </pre>
  * It runs after Spring MVC's own resolvers, so the application's {@code @ExceptionHandler}s and
  * {@code @ControllerAdvice}s win, and Spring Boot's problem-details handling of Spring's own exceptions is untouched.
- * The body names no barrier size (B, Q): those stay in the server's logs and metrics. Thread-safe.
+ * The body names no barrier size (B, Q): those stay in the server's logs and metrics.
+ *
+ * <p>A pool that could not hand out a connection in time to admitted work (a
+ * {@link java.sql.SQLTransientConnectionException}, as HikariCP's timeout is, or Spring's
+ * {@code CannotGetJdbcConnectionException} around one) is overload too, not a server error: the same 503, with
+ * {@code "reason":"POOL_TIMEOUT"} (and no {@code workload} member; the barrier's
+ * {@code db.bulkhead.pool.timeouts} counter has it). Thread-safe.
  */
 public class DbBulkheadProblemResolver implements HandlerExceptionResolver, Ordered {
     private final long retryAfterSeconds;
 
+    /** @param retryAfter more than zero, at most a day; sent in whole seconds, rounded up */
     public DbBulkheadProblemResolver(Duration retryAfter) {
+        if (retryAfter == null || retryAfter.isNegative() || retryAfter.isZero()
+                || retryAfter.compareTo(Duration.ofDays(1)) > 0) {
+            throw new IllegalArgumentException("retryAfter must be > 0 and at most a day, was " + retryAfter);
+        }
         long millis = retryAfter.toMillis();
         this.retryAfterSeconds = Math.max(1, millis / 1000 + (millis % 1000 == 0 ? 0 : 1));
     }
@@ -39,7 +51,8 @@ public class DbBulkheadProblemResolver implements HandlerExceptionResolver, Orde
     public ModelAndView resolveException(HttpServletRequest request, HttpServletResponse response, Object handler,
             Exception ex) {
         BulkheadRejectedException rejected = rejection(ex);
-        if (rejected == null || response.isCommitted()) {
+        boolean poolTimeout = rejected == null && poolTimeout(ex);
+        if ((rejected == null && !poolTimeout) || response.isCommitted()) {
             return null;
         }
         try {
@@ -48,7 +61,8 @@ public class DbBulkheadProblemResolver implements HandlerExceptionResolver, Orde
             response.setHeader("Retry-After", Long.toString(retryAfterSeconds));
             response.setContentType("application/problem+json");
             response.setCharacterEncoding(StandardCharsets.UTF_8.name());
-            response.getWriter().write(problem(rejected, request.getRequestURI()));
+            response.getWriter().write(rejected != null ? problem(rejected, request.getRequestURI())
+                    : problem("no connection was free in time", "POOL_TIMEOUT", null, request.getRequestURI()));
             response.flushBuffer();
         } catch (IOException e) {
             return null; // the client is gone: let the default handling log it
@@ -66,6 +80,17 @@ public class DbBulkheadProblemResolver implements HandlerExceptionResolver, Orde
         return null;
     }
 
+    /** The pool's timeout, here or in a cause: Spring's {@code CannotGetJdbcConnectionException} wraps it. */
+    private static boolean poolTimeout(Throwable ex) {
+        for (Throwable t = ex; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof SQLTransientConnectionException
+                    || t.getClass().getName().equals("org.springframework.jdbc.CannotGetJdbcConnectionException")) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     private String problem(BulkheadRejectedException rejected, String instance) {
         String why = switch (rejected.reason()) {
             case ADMISSION_FULL -> "every admission slot is taken";
@@ -74,10 +99,14 @@ public class DbBulkheadProblemResolver implements HandlerExceptionResolver, Orde
             case WOULD_TIME_OUT -> "the expected wait for capacity is longer than the request may wait";
             case INTERRUPTED -> "the request was interrupted while waiting";
         };
+        return problem(why, rejected.reason().name(), rejected.workload(), instance);
+    }
+
+    private String problem(String why, String reason, String workload, String instance) {
         return "{\"type\":\"about:blank\",\"title\":\"Service Unavailable\",\"status\":503,\"detail\":"
                 + json("The database is at capacity: " + why + ". Retry after " + retryAfterSeconds + " s.")
-                + ",\"instance\":" + json(instance) + ",\"reason\":" + json(rejected.reason().name())
-                + ",\"workload\":" + json(rejected.workload()) + "}";
+                + ",\"instance\":" + json(instance) + ",\"reason\":" + json(reason)
+                + (workload == null ? "" : ",\"workload\":" + json(workload)) + "}";
     }
 
     private static String json(String s) {

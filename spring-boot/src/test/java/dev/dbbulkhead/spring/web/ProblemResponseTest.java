@@ -36,7 +36,8 @@ import org.springframework.web.bind.annotation.RestController;
 @SpringBootTest(classes = ProblemResponseTest.App.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
         properties = {"db-bulkhead.workloads.w.concurrent=1", "db-bulkhead.workloads.w.extra-slots=1",
             "db-bulkhead.workloads.w.queue-wait=0ms",
-            "db-bulkhead.web.retry-after=1500ms", "spring.mvc.problemdetails.enabled=true"})
+            "db-bulkhead.web.retry-after=1500ms", "spring.mvc.problemdetails.enabled=true",
+            "spring.datasource.hikari.maximum-pool-size=2", "spring.datasource.hikari.connection-timeout=250"})
 class ProblemResponseTest {
     @DynamicPropertySource
     static void database(DynamicPropertyRegistry registry) {
@@ -66,6 +67,27 @@ class ProblemResponseTest {
             }
         }
 
+        /** Admitted work whose pool has no connection to give: the pool's timeout, inside the admission. */
+        @RestController
+        static class Pooled {
+            private final org.springframework.jdbc.core.JdbcTemplate jdbc;
+
+            Pooled(javax.sql.DataSource dataSource) {
+                this.jdbc = new org.springframework.jdbc.core.JdbcTemplate(dataSource);
+            }
+
+            @GetMapping("/pooled")
+            @dev.dbbulkhead.spring.DbWorkload("w")
+            public String pooled() {
+                return String.valueOf(jdbc.queryForObject("SELECT 1", Integer.class));
+            }
+        }
+
+        @org.springframework.context.annotation.Bean
+        io.micrometer.core.instrument.MeterRegistry meterRegistry() {
+            return new io.micrometer.core.instrument.simple.SimpleMeterRegistry();
+        }
+
         @RestController
         static class Polite {
             private final DbBulkhead db;
@@ -93,6 +115,12 @@ class ProblemResponseTest {
 
     @Autowired
     DbBulkhead db;
+
+    @Autowired
+    javax.sql.DataSource dataSource;
+
+    @Autowired
+    io.micrometer.core.instrument.MeterRegistry meters;
 
     private final HttpClient http = HttpClient.newHttpClient();
 
@@ -138,5 +166,28 @@ class ProblemResponseTest {
         assertThat(notAllowed.statusCode()).as("Spring's own problem details").isEqualTo(405);
         assertThat(notAllowed.headers().firstValue("Content-Type").orElseThrow()).startsWith("application/problem+json");
         assertThat(notAllowed.body()).contains("\"status\":405");
+    }
+
+    /**
+     * A pool that cannot hand out a connection to admitted work in time (here every connection is taken outside the
+     * barrier) is overload, answered as a rejection is: 503, reason POOL_TIMEOUT, counted for the workload, and never
+     * a 500 with the pool's stack trace.
+     */
+    @Test
+    @Timeout(value = 60, unit = TimeUnit.SECONDS)
+    void aPoolTimeoutInsideAdmittedWorkIsA503CountedForItsWorkload() throws Exception {
+        assertThat(get("/pooled").body()).isEqualTo("1");
+        try (var first = dataSource.getConnection(); var second = dataSource.getConnection()) {
+            var response = get("/pooled");
+            assertThat(response.statusCode()).isEqualTo(503);
+            assertThat(response.headers().firstValue("Retry-After")).hasValue("2");
+            assertThat(response.body()).isEqualTo("{\"type\":\"about:blank\",\"title\":\"Service Unavailable\","
+                    + "\"status\":503,\"detail\":\"The database is at capacity: no connection was free in time. "
+                    + "Retry after 2 s.\",\"instance\":\"/pooled\",\"reason\":\"POOL_TIMEOUT\"}");
+        }
+        assertThat(meters.get(dev.dbbulkhead.micrometer.BulkheadMeterNames.POOL_TIMEOUTS).tag("workload", "w")
+                .counter().count()).isEqualTo(1);
+        assertThat(get("/pooled").body()).as("and it serves again").isEqualTo("1");
+        assertThat(db.workload("w").available()).isEqualTo(1);
     }
 }
