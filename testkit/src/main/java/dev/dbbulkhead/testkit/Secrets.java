@@ -5,9 +5,12 @@ import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
-/** Keeps passwords out of what is printed: a JDBC URL's {@code password=} parameter and {@code user:password@}. */
+/**
+ * Keeps passwords out of what is printed: every URL parameter whose name contains {@code password}
+ * ({@code password=}, {@code sslpassword=}, ...), in any case, and {@code user:password@}.
+ */
 public final class Secrets {
-    private static final Pattern PARAMETER = Pattern.compile("(?i)([?&;]password=)[^&;\\s]*");
+    private static final Pattern PARAMETER = Pattern.compile("(?i)([?&;][^=&;?\\s]*password=)[^&;\\s]*");
     private static final Pattern USER_INFO = Pattern.compile("(//[^/:@?]*:)[^/]*@");
 
     private Secrets() {}
@@ -20,11 +23,11 @@ public final class Secrets {
         return USER_INFO.matcher(PARAMETER.matcher(url).replaceAll("$1***")).replaceAll("$1***@");
     }
 
-    /** The passwords written in {@code url} ({@code password=} and {@code user:password@}), for {@link #mask}. */
+    /** The passwords written in {@code url} (parameters named like a password, {@code user:password@}), for {@link #mask}. */
     public static List<String> passwordsIn(String url) {
         var found = new ArrayList<String>();
         if (url != null) {
-            Matcher p = Pattern.compile("(?i)[?&;]password=([^&;\\s]*)").matcher(url);
+            Matcher p = Pattern.compile("(?i)[?&;][^=&;?\\s]*password=([^&;\\s]*)").matcher(url);
             while (p.find()) {
                 found.add(p.group(1));
             }

@@ -16,4 +16,13 @@ class SecretsTest {
                 .isEqualTo("jdbc:postgresql://db/app;PASSWORD=***");
         assertThat(Secrets.redact("jdbc:postgresql://db/app")).isEqualTo("jdbc:postgresql://db/app");
     }
+
+    @Test
+    void everyParameterNamedLikeAPasswordIsRedactedAndFound() {
+        String url = "jdbc:postgresql://db/app?sslmode=verify-full&sslpassword=k3y&user=u&Password=p2&x_password_file=f";
+        assertThat(Secrets.redact(url)).isEqualTo(
+                "jdbc:postgresql://db/app?sslmode=verify-full&sslpassword=***&user=u&Password=***&x_password_file=f");
+        assertThat(Secrets.passwordsIn(url)).containsExactly("k3y", "p2");
+        assertThat(Secrets.mask("Unable to parse URL " + url, Secrets.passwordsIn(url))).doesNotContain("k3y", "p2");
+    }
 }

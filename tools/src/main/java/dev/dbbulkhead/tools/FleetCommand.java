@@ -96,7 +96,7 @@ public final class FleetCommand implements Callable<Integer> {
         if (instances < 1) {
             problems.add("--instances must be >= 1, was " + instances);
         }
-        if (surge < 0 || surge > instances) {
+        if (instances >= 1 && (surge < 0 || surge > instances)) {
             problems.add("--surge must be between 0 and --instances (" + instances + "), was " + surge);
         }
         if (limit < 1) {

@@ -5,7 +5,7 @@ import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
 /** Entry point of the db-bulkhead command-line tools. */
-@Command(name = "db-bulkhead", mixinStandardHelpOptions = true, version = "db-bulkhead 0.1.0",
+@Command(name = "db-bulkhead", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
         description = "Tools for db-bulkhead, admission control in front of a JDBC pool.",
         subcommands = {DemoCommand.class, OverloadCommand.class, BudgetCommand.class, FleetCommand.class})
 public final class Main implements Runnable {
@@ -19,6 +19,14 @@ public final class Main implements Runnable {
      */
     static CommandLine commandLine() {
         var cl = new CommandLine(new Main());
+        // A bad value is one line and exit status 2 for every command, as an unreachable server is (no usage dump).
+        cl.setParameterExceptionHandler((e, args) -> {
+            var err = e.getCommandLine().getErr();
+            err.println("error: " + Secrets.mask(e.getMessage(), java.util.List.of()) + " (see '"
+                    + e.getCommandLine().getCommandSpec().qualifiedName() + " --help')");
+            err.flush();
+            return 2;
+        });
         cl.setExecutionExceptionHandler((e, line, parsed) -> {
             line.getErr().println("error: " + oneLine(e));
             line.getErr().flush();
@@ -42,6 +50,20 @@ public final class Main implements Runnable {
             }
         }
         return String.join(": ", parts);
+    }
+
+    /** The version of the artifacts this jar was built with (Maven filters it into the jar). */
+    static final class Version implements CommandLine.IVersionProvider {
+        @Override
+        public String[] getVersion() throws Exception {
+            var properties = new java.util.Properties();
+            try (var in = Main.class.getResourceAsStream("/db-bulkhead-tools.properties")) {
+                if (in != null) {
+                    properties.load(in);
+                }
+            }
+            return new String[] {"db-bulkhead " + properties.getProperty("version", "(unknown version)")};
+        }
     }
 
     @Override

@@ -45,4 +45,29 @@ class CliFailuresTest {
         assertThat(Main.oneLine(e)).isEqualTo(
                 "cannot reach jdbc:postgresql://app:***@127.0.0.1:1/nowhere?password=***: refused twice");
     }
+
+    /** Every command reports a bad value the same way: one "error:" line naming it, and exit 2; no usage dump. */
+    @ParameterizedTest
+    @ValueSource(strings = {"overload --loads abc", "overload --duration -x", "budget --instances x", "fleet --surge y",
+        "demo --nope", "fleet --instances -1"})
+    void aBadValueIsOneErrorLineAndExit2(String command) {
+        var r = Cli.run(command.split(" "));
+        assertThat(r.exit()).as(r.err()).isEqualTo(2);
+        assertThat(r.err().strip().lines().toList()).as(r.err()).hasSize(1)
+                .allSatisfy(line -> assertThat(line).startsWith("error: "));
+        assertThat(r.out()).isEmpty();
+        if (command.equals("fleet --instances -1")) {
+            assertThat(r.err()).contains("--instances must be >= 1, was -1").doesNotContain("--surge");
+        }
+    }
+
+    @Test
+    void theVersionIsTheArtifactsOwn() throws Exception {
+        var r = Cli.run("--version");
+        assertThat(r.exit()).isZero();
+        String pom = java.nio.file.Files.readString(Path.of("pom.xml"));
+        var version = java.util.regex.Pattern.compile("<version>([^<]+)</version>").matcher(pom);
+        assertThat(version.find()).isTrue();
+        assertThat(r.out().strip()).isEqualTo("db-bulkhead " + version.group(1));
+    }
 }
