@@ -122,19 +122,24 @@ public final class BudgetCommand implements Callable<Integer> {
                 max = maxConnections;
                 reservedConnections = reserved != null ? reserved : 3;
             }
+            var poolers = poolers(out);
             var budget = ConnectionBudget.of(instances, surge, pool, otherClients, max, reservedConnections,
-                    poolers(out));
+                    poolers);
             budget.explain().forEach(out::println);
+            if (poolers != null) {
+                out.println(PoolerQueue.suggestion(poolers.settings(), budget.peakInstances()));
+            }
             return budget.fits() ? 0 : 1;
         } catch (IllegalArgumentException bad) {
             err.println("error: " + bad.getMessage());
             return 2;
         } catch (SQLException unreachable) {
             err.println("error: cannot read the server's settings from " + Secrets.redact(dbUrl) + ": "
-                    + unreachable.getMessage());
+                    + Secrets.mask(Main.oneLine(unreachable), Secrets.passwordsIn(dbUrl)));
             return 2;
         } catch (IOException unreachable) {
-            err.println("error: cannot read PgBouncer's settings from " + pgbouncer + ": " + unreachable.getMessage());
+            err.println("error: cannot read PgBouncer's settings from " + pgbouncer + ": "
+                    + Main.oneLine(unreachable));
             return 2;
         }
     }
@@ -150,6 +155,7 @@ public final class BudgetCommand implements Callable<Integer> {
                     System.getenv().getOrDefault("PGBOUNCER_PASSWORD", ""))) {
                 read = PgBouncerSettings.of(console.query("SHOW CONFIG"), console.query("SHOW DATABASES"),
                         pgbouncerDatabase);
+                out.println(PoolerQueue.of(console.query("SHOW POOLS"), read.database()).describe());
             }
             out.println("pgbouncer " + pgbouncer + ": database '" + read.database() + "', pool_mode=" + read.poolMode()
                     + ", max_client_conn=" + read.maxClientConn() + ", max_db_connections=" + read.maxDbConnections()

@@ -124,12 +124,22 @@ public final class FleetCommand implements Callable<Integer> {
         }
         String user = System.getenv().getOrDefault("DB_USER", "postgres");
         String password = System.getenv().getOrDefault("DB_PASSWORD", "");
+        if (topologies.contains("pgbouncer")) {
+            try (var console = AdminConsole.connect(pgbouncer, user, password)) {
+                console.query("SHOW POOLS");
+            } catch (IOException | RuntimeException e) {
+                err.println("error: cannot reach PgBouncer's admin console on " + pgbouncer + " for the pgbouncer "
+                        + "topology (bin/pgbouncer starts one; or leave it out with --topologies): " + Main.oneLine(e));
+                return 2;
+            }
+        }
         try (Connection admin = DriverManager.getConnection(dbUrl, user, password); var s = admin.createStatement()) {
             s.execute("DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '" + ROLE + "') THEN "
                     + "CREATE ROLE " + ROLE + " LOGIN; END IF; END $$");
             s.execute("ALTER ROLE " + ROLE + " CONNECTION LIMIT " + limit);
         } catch (SQLException e) {
-            err.println("error: cannot prepare the fleet's role on " + Secrets.redact(dbUrl) + ": " + e.getMessage());
+            err.println("error: cannot prepare the fleet's role on " + Secrets.redact(dbUrl) + ": "
+                    + Secrets.mask(Main.oneLine(e), Secrets.passwordsIn(dbUrl)));
             return 2;
         }
         var fleet = new Fleet(out);
@@ -148,7 +158,7 @@ public final class FleetCommand implements Callable<Integer> {
                         viaPgBouncer ? pgbouncer : null, user, password));
             }
         } catch (IOException | SQLException unreachable) {
-            err.println("error: " + unreachable.getMessage());
+            err.println("error: " + Secrets.mask(Main.oneLine(unreachable), Secrets.passwordsIn(dbUrl)));
             return 2;
         } finally {
             fleet.stopAll();
@@ -168,7 +178,29 @@ public final class FleetCommand implements Callable<Integer> {
             Files.writeString(report.resolve("fleet.svg"), FleetReport.svg(results, limit), StandardCharsets.UTF_8);
             out.println("report: " + report.toAbsolutePath());
         }
+        for (var run : results.entrySet()) {
+            if (run.getValue().samplingFailure() != null) {
+                err.println("error: " + run.getKey() + ": " + run.getValue().samplingFailure()
+                        + "; its server and PgBouncer columns are incomplete");
+                return 2;
+            }
+        }
         return 0;
+    }
+
+    /**
+     * The process of one instance. The URL (a password may be in it) and the password go through the environment,
+     * which only the owner can read ({@code /proc/<pid>/environ}), never on the command line, which any user sees in
+     * {@code ps}.
+     */
+    ProcessBuilder instance(String name, String url, int size) {
+        var java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        var pb = new ProcessBuilder(java, "-Xmx128m", "-XX:TieredStopAtLevel=1", "-cp",
+                System.getProperty("java.class.path"), FleetInstance.class.getName(), name, ROLE,
+                Integer.toString(size), Integer.toString(size), Integer.toString(size), "50", Double.toString(rate), sql);
+        pb.environment().put(FleetInstance.URL_VARIABLE, url);
+        pb.environment().put("DB_PASSWORD", "");
+        return pb;
     }
 
     /** Ends every session of the fleet's role, so that each topology starts from none and none outlives the run. */
@@ -235,12 +267,7 @@ public final class FleetCommand implements Callable<Integer> {
         }
 
         private Process start(String name, String url, int size) throws IOException {
-            var java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-            var pb = new ProcessBuilder(java, "-Xmx128m", "-XX:TieredStopAtLevel=1", "-cp",
-                    System.getProperty("java.class.path"), FleetInstance.class.getName(), name, url, ROLE,
-                    Integer.toString(size), Integer.toString(size), Integer.toString(size), "50", Double.toString(rate),
-                    sql);
-            pb.environment().put("DB_PASSWORD", "");
+            var pb = instance(name, url, size);
             pb.redirectError(ProcessBuilder.Redirect.DISCARD);
             Process p = pb.start();
             running.add(p);

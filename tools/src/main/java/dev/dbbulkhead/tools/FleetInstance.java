@@ -18,23 +18,27 @@ import org.HdrHistogram.ConcurrentHistogram;
 /**
  * One instance of the fleet run, in its own JVM: a HikariCP pool and a db-bulkhead barrier, driven by open-loop
  * arrivals until its standard input closes (the coordinator's "stop"), then one {@code result} line on standard
- * output. Arguments: name, JDBC URL, user, pool size, B, Q, queue wait ms, arrivals per second, SQL; the password
- * comes from {@code DB_PASSWORD}.
+ * output. Arguments: name, user, pool size, B, Q, queue wait ms, arrivals per second, SQL; the JDBC URL comes from
+ * {@value #URL_VARIABLE} and the password from {@code DB_PASSWORD}: nothing secret on the command line.
  */
 public final class FleetInstance {
+    /** The environment variable that carries the instance's JDBC URL. */
+    static final String URL_VARIABLE = "FLEET_DB_URL";
+
     private FleetInstance() {}
 
     public static void main(String[] args) throws Exception {
         String name = args[0];
-        int pool = Integer.parseInt(args[3]);
-        int concurrent = Integer.parseInt(args[4]);
-        int extra = Integer.parseInt(args[5]);
-        var wait = Duration.ofMillis(Long.parseLong(args[6]));
-        double rate = Double.parseDouble(args[7]);
-        String sql = args[8];
+        String user = args[1];
+        int pool = Integer.parseInt(args[2]);
+        int concurrent = Integer.parseInt(args[3]);
+        int extra = Integer.parseInt(args[4]);
+        var wait = Duration.ofMillis(Long.parseLong(args[5]));
+        double rate = Double.parseDouble(args[6]);
+        String sql = args[7];
         var config = new HikariConfig();
-        config.setJdbcUrl(args[1]);
-        config.setUsername(args[2]);
+        config.setJdbcUrl(System.getenv(URL_VARIABLE));
+        config.setUsername(user);
         config.setPassword(System.getenv().getOrDefault("DB_PASSWORD", ""));
         config.setMaximumPoolSize(pool);
         config.setMinimumIdle(pool); // a service keeps its pool full: that is what a rolling deploy doubles

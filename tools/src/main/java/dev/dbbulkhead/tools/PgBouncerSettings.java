@@ -12,8 +12,8 @@ import java.util.Map;
  */
 record PgBouncerSettings(String database, int maxClientConn, int maxDbConnections, int reservePool, String poolMode) {
 
-    int serverConnections() {
-        return maxDbConnections + reservePool;
+    long serverConnections() {
+        return (long) maxDbConnections + reservePool; // both may be as large as an int: no overflow
     }
 
     /**

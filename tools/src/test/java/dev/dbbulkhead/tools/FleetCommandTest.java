@@ -43,6 +43,28 @@ class FleetCommandTest {
                 .contains("--limit must be >= 1, was 0");
     }
 
+    /** Its help promises exit 2 for an unreachable PgBouncer: one line, before any instance starts. */
+    @Test
+    void anUnreachablePgBouncerIsOneLineAndExit2() {
+        var r = Cli.run("fleet", "--topologies", "pgbouncer", "--pgbouncer", "127.0.0.1:1", "--phase", "1");
+        assertThat(r.exit()).isEqualTo(2);
+        assertThat(r.err().strip()).startsWith("error: cannot reach PgBouncer's admin console on 127.0.0.1:1")
+                .doesNotContain("\n");
+        assertThat(r.out()).doesNotContain("started");
+    }
+
+    /** The instances' command lines carry no URL and no password: any user can read them with ps. */
+    @Test
+    void anInstancesCommandLineCarriesNoSecret() {
+        var fleet = new FleetCommand();
+        fleet.rate = 10;
+        fleet.sql = "SELECT 1";
+        String url = "jdbc:postgresql://fleet:hunter2@db/app?sslpassword=k3y&password=hunter2";
+        var pb = fleet.instance("i-0", url, 4);
+        assertThat(String.join(" ", pb.command())).doesNotContain("hunter2", "k3y", "jdbc:");
+        assertThat(pb.environment()).containsEntry(FleetInstance.URL_VARIABLE, url);
+    }
+
     private static String[] cells(java.util.List<String> rows, String topology) {
         return rows.stream().filter(l -> l.startsWith("| " + topology + " |")).findFirst().orElseThrow()
                 .split("\\s*\\|\\s*");

@@ -100,6 +100,36 @@ class PgBouncerBudgetTest {
                 "--pgbouncer", "127.0.0.1:6432", "--pgbouncer-user", "postgres", "--pgbouncer-database", "bulkhead");
         assertThat(r.exit()).as(r.err()).isZero();
         assertThat(r.out()).contains("pgbouncer 127.0.0.1:6432: database 'bulkhead', pool_mode=transaction")
-                .contains("tier 2: PgBouncer(s) → PostgreSQL");
+                .contains("tier 2: PgBouncer(s) → PostgreSQL")
+                .containsPattern("queue no barrier sees, now: \\d+ client\\(s\\) waiting for a server connection")
+                .contains("suggested B per instance: at most 6 (= 20 max_db_connections / 3 peak instances)");
+    }
+
+    @Test
+    void theQueueInPgBouncerIsReadFromShowPoolsAndTheSuggestedBKeepsItEmpty() {
+        var pools = List.of(
+                Map.of("database", "app", "user", "svc", "cl_active", "12", "cl_waiting", "7", "sv_active", "10",
+                        "maxwait", "1", "maxwait_us", "250000"),
+                Map.of("database", "app", "user", "ops", "cl_active", "1", "cl_waiting", "2", "sv_active", "1",
+                        "maxwait", "0", "maxwait_us", "5000"),
+                Map.of("database", "other", "user", "svc", "cl_active", "9", "cl_waiting", "9", "sv_active", "9",
+                        "maxwait", "9", "maxwait_us", "0"));
+        var queue = PoolerQueue.of(pools, "app");
+        assertThat(queue).isEqualTo(new PoolerQueue("app", 13, 9, 11, 1.25));
+        assertThat(queue.describe()).contains("9 client(s) waiting for a server connection (longest 1.250 s)");
+        var settings = new PgBouncerSettings("app", 1000, 40, 5, "transaction");
+        assertThat(PoolerQueue.suggestion(settings, 15)).startsWith("suggested B per instance: at most 2 (= 40 "
+                + "max_db_connections / 15 peak instances)");
+        assertThat(PoolerQueue.suggestion(settings, 50)).startsWith("suggested B per instance: none fits");
+    }
+
+    /** Limits as large as an int add up in longs: once, 2147483647 + 1 printed "OK: -2147483648 ≤ 97". */
+    @Test
+    void hugeLimitsDoNotOverflow() {
+        var r = Cli.run("budget", "--instances", "2", "--pool", "3", "--max-connections", "100", "--reserved", "3",
+                "--max-client-conn", "1000", "--max-db-connections", "2147483647", "--reserve-pool", "1");
+        assertThat(r.exit()).as(r.out()).isEqualTo(1);
+        assertThat(r.out()).contains("server connections = 1 × (2147483647 max_db_connections + 1 reserve_pool) = "
+                + "2147483648").contains("OVER BUDGET at tier 2").doesNotContain("-2147483648");
     }
 }
