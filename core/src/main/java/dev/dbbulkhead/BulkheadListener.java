@@ -76,4 +76,14 @@ public interface BulkheadListener {
      * operation, from {@code transaction()} or from {@link Lease#transactionFailed}, on the caller's thread.
      */
     default void onPoolTimeout(Workload workload) {}
+
+    /**
+     * An admitted operation failed with a sign that the database, the pool or PgBouncer is saturated: its deadline
+     * passed while it waited for a connection or an answer or inside a statement the deadline's timeout cut short,
+     * a pool timeout, SQLState 53000/53200/53300, or PgBouncer's {@code query_wait_timeout} or {@code max_client_conn}
+     * refusal. An adaptive workload's limit counts these; the application's own errors (a {@code NOWAIT} lock, its
+     * own statement timeout, a deadlock, a constraint) are never reported here. Called at most once per operation,
+     * on the caller's thread, with what the transaction failed with.
+     */
+    default void onOverloadSignal(Workload workload, Throwable signal) {}
 }

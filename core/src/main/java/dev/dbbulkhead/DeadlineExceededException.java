@@ -18,9 +18,10 @@ public final class DeadlineExceededException extends BulkheadRejectedException {
         /** Passed while the pool handed out the connection; the connection went back unused. */
         CONNECTION_ACQUISITION,
         /**
-         * A statement of {@code work} was cancelled by the {@code statement_timeout} that the deadline set (on
-         * PostgreSQL); the transaction was rolled back. A timeout that the session or the work set itself stays the
-         * driver's own exception.
+         * A statement of {@code work} was cancelled by the {@code statement_timeout} that the deadline set, or
+         * gave up on a lock at the {@code lock_timeout} it set (on PostgreSQL, with lock timeouts on), once the
+         * deadline had passed; the transaction was rolled back. A timeout that the session or the work set itself,
+         * firing before the deadline, stays the driver's own exception.
          */
         STATEMENT,
         /**

@@ -265,6 +265,10 @@ public final class Admission {
         telemetry.poolTimeout(workload);
     }
 
+    void overloadSignal(Throwable signal) {
+        telemetry.overloadSignal(workload, signal);
+    }
+
     /** Called by leak detection when a caller's lease passed the threshold. */
     void leakSuspected(long heldNanos) {
         telemetry.leakSuspected(workload, heldNanos);

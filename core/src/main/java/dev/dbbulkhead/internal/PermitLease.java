@@ -113,6 +113,7 @@ public final class PermitLease extends Permits.Node implements Lease {
         if (Overload.poolTimeout(failure)) {
             admission.poolTimeout();
         }
+        admission.overloadSignal(failure);
     }
 
     @Override

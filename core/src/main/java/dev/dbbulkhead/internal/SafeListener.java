@@ -128,6 +128,17 @@ final class SafeListener implements BulkheadListener {
     }
 
     @Override
+    public void onOverloadSignal(Workload workload, Throwable signal) {
+        for (var l : delegates) {
+            try {
+                l.onOverloadSignal(workload, signal);
+            } catch (Throwable t) {
+                failed(l, "onOverloadSignal", t);
+            }
+        }
+    }
+
+    @Override
     public void onLeakSuspected(Workload workload, long heldNanos) {
         for (var l : delegates) {
             try {

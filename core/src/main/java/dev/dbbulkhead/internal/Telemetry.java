@@ -97,6 +97,12 @@ public final class Telemetry {
         }
     }
 
+    void overloadSignal(Workload w, Throwable signal) {
+        if (listening) {
+            listener.onOverloadSignal(w, signal);
+        }
+    }
+
     /** Leak detection: a caller's lease has been open for longer than the threshold. */
     void leakSuspected(Workload w, long heldNanos) {
         if (listening) {

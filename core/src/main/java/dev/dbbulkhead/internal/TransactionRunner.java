@@ -252,7 +252,8 @@ public final class TransactionRunner {
             if (deadline == null || !(t instanceof SQLException e) || deadline.remainingNanos(telemetry.now()) > 0) {
                 return null;
             }
-            if (deadlineTimeout && "57014".equals(e.getSQLState())) {
+            // Past the deadline, a cancelled statement or a lock not obtained is the deadline's timeout firing.
+            if (deadlineTimeout && "57014".equals(e.getSQLState()) || lockTimeouts && "55P03".equals(e.getSQLState())) {
                 return new DeadlinePassed(Stage.STATEMENT, -deadline.remainingNanos(telemetry.now()), e);
             }
             if (networkTimeoutBefore != -1 && ServerTimeouts.timedOutOnTheSocket(e)) {

@@ -52,6 +52,11 @@ public final class BulkheadMeterNames {
      * the bottleneck, or something outside the barrier holds its connections).
      */
     public static final String POOL_TIMEOUTS = "db.bulkhead.pool.timeouts";
+    /**
+     * Counter: admitted operations that failed with a sign of saturation (deadline passed waiting for a connection or
+     * an answer, pool timeout, 53300, PgBouncer's refusals), the signals an adaptive limit counts.
+     */
+    public static final String OVERLOAD_SIGNALS = "db.bulkhead.overload.signals";
     /** Counter: leases reported by leak detection (open for longer than the barrier's leak detection threshold). */
     public static final String LEAKS_SUSPECTED = "db.bulkhead.leases.leak_suspected";
 

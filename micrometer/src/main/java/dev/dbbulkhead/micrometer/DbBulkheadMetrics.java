@@ -14,6 +14,7 @@ import static dev.dbbulkhead.micrometer.BulkheadMeterNames.PENDING;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.PERMITS_AVAILABLE;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.PERMITS_MAX;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.PERMIT_WAIT;
+import static dev.dbbulkhead.micrometer.BulkheadMeterNames.OVERLOAD_SIGNALS;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.POOL_TIMEOUTS;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.REASON;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.RECLAIMED;
@@ -131,6 +132,11 @@ public final class DbBulkheadMetrics implements BulkheadListener {
     }
 
     @Override
+    public void onOverloadSignal(Workload workload, Throwable signal) {
+        meters(workload).overloadSignals.increment();
+    }
+
+    @Override
     public void onLeakSuspected(Workload workload, long heldNanos) {
         meters(workload).leaksSuspected.increment();
     }
@@ -170,6 +176,7 @@ public final class DbBulkheadMetrics implements BulkheadListener {
         final Timer work;
         final Counter leaksSuspected;
         final Counter poolTimeouts;
+        final Counter overloadSignals;
 
         Meters(MeterRegistry registry, Tags tags) {
             for (RejectionReason r : RejectionReason.values()) {
@@ -190,6 +197,9 @@ public final class DbBulkheadMetrics implements BulkheadListener {
                     + "detection threshold").tags(tags).baseUnit("leases").register(registry);
             poolTimeouts = Counter.builder(POOL_TIMEOUTS).description("admitted operations that could not get a "
                     + "connection from the pool in time").tags(tags).baseUnit("operations").register(registry);
+            overloadSignals = Counter.builder(OVERLOAD_SIGNALS).description("admitted operations that failed with "
+                    + "a sign of saturation (what an adaptive limit counts)").tags(tags).baseUnit("operations")
+                    .register(registry);
         }
 
         private static Timer timer(MeterRegistry registry, String name, String description, Tags tags) {

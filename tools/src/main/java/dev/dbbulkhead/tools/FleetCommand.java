@@ -36,7 +36,9 @@ import picocli.CommandLine.Spec;
                 + "rolling deploy's overlap), then N; each phase --phase seconds.",
             "Needs PostgreSQL on --db-url as a superuser (DB_USER/DB_PASSWORD) and, for the PgBouncer topology, "
                 + "bin/pgbouncer (or --pgbouncer-url and --pgbouncer).",
-            "Exit status: 0 done, 2 bad input or unreachable database or PgBouncer."})
+            "--faults runs faults of PgBouncer instead (as root or PgBouncer's user, for kill).",
+            "Exit status: 0 done, 1 a fault run found a disagreement or a leak, 2 bad input or unreachable database "
+                + "or PgBouncer."})
 public final class FleetCommand implements Callable<Integer> {
     static final String ROLE = "db_bulkhead_fleet";
 
@@ -88,6 +90,24 @@ public final class FleetCommand implements Callable<Integer> {
     @Option(names = "--report", paramLabel = "DIR", description = "Also write fleet.md and fleet.svg there.")
     Path report;
 
+    @Option(names = "--faults", split = ",", paramLabel = "NAME", description = {"Instead of the topologies: faults "
+            + "of PgBouncer under load through --pgbouncer-url, each reconciled against a ledger table: kill, "
+            + "pause, reconnect, max-client-conn, query-wait-timeout, or all.",
+        "kill sends SIGKILL to the pid in --pgbouncer-pidfile and restarts it with --pgbouncer-restart."})
+    List<String> faults;
+
+    @Option(names = "--pgbouncer-pidfile", defaultValue = "/tmp/db-bulkhead-pgbouncer/pgbouncer.pid", paramLabel = "FILE",
+            description = "PgBouncer's pid file, for the kill fault (default: ${DEFAULT-VALUE}, bin/pgbouncer's).")
+    Path pgbouncerPidFile;
+
+    @Option(names = "--pgbouncer-restart", defaultValue = "bin/pgbouncer", paramLabel = "COMMAND",
+            description = "Starts PgBouncer again after the kill fault (default: ${DEFAULT-VALUE}).")
+    String pgbouncerRestart;
+
+    @Option(names = "--deadline", defaultValue = "300", paramLabel = "MS",
+            description = "Each operation's deadline in the fault runs (default: ${DEFAULT-VALUE} ms).")
+    long deadlineMillis;
+
     @Override
     public Integer call() throws Exception {
         PrintWriter out = spec.commandLine().getOut();
@@ -108,6 +128,21 @@ public final class FleetCommand implements Callable<Integer> {
         if (!(rate > 0) || !(phaseSeconds > 0) || phaseSeconds > 600) {
             problems.add("--rate must be > 0 and --phase between 0 and 600 s, were " + rate + " and " + phaseSeconds);
         }
+        var faultList = new ArrayList<PgBouncerFaults.Fault>();
+        for (String f : faults == null ? List.<String>of() : faults) {
+            try {
+                if (f.equals("all")) {
+                    faultList.addAll(List.of(PgBouncerFaults.Fault.values()));
+                } else {
+                    faultList.add(PgBouncerFaults.Fault.of(f));
+                }
+            } catch (IllegalArgumentException e) {
+                problems.add("--faults: " + e.getMessage());
+            }
+        }
+        if (deadlineMillis < 1 || deadlineMillis > 60_000) {
+            problems.add("--deadline must be between 1 and 60000 ms, was " + deadlineMillis);
+        }
         for (String t : topologies) {
             if (!List.of("direct-over-budget", "direct-within-budget", "pgbouncer").contains(t)) {
                 problems.add("unknown topology '" + t + "'");
@@ -124,7 +159,7 @@ public final class FleetCommand implements Callable<Integer> {
         }
         String user = System.getenv().getOrDefault("DB_USER", "postgres");
         String password = System.getenv().getOrDefault("DB_PASSWORD", "");
-        if (topologies.contains("pgbouncer")) {
+        if (topologies.contains("pgbouncer") || !faultList.isEmpty()) {
             try (var console = AdminConsole.connect(pgbouncer, user, password)) {
                 console.query("SHOW POOLS");
             } catch (IOException | RuntimeException e) {
@@ -132,6 +167,9 @@ public final class FleetCommand implements Callable<Integer> {
                         + "topology (bin/pgbouncer starts one; or leave it out with --topologies): " + Main.oneLine(e));
                 return 2;
             }
+        }
+        if (!faultList.isEmpty()) {
+            return faults(faultList, user, password, out, err);
         }
         try (Connection admin = DriverManager.getConnection(dbUrl, user, password); var s = admin.createStatement()) {
             s.execute("DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '" + ROLE + "') THEN "
@@ -186,6 +224,58 @@ public final class FleetCommand implements Callable<Integer> {
             }
         }
         return 0;
+    }
+
+    private int faults(List<PgBouncerFaults.Fault> list, String user, String password, PrintWriter out,
+            PrintWriter err) throws Exception {
+        var deadline = java.time.Duration.ofMillis(deadlineMillis);
+        var settings = new PgBouncerFaults.Settings(pgbouncerUrl, user, password, pgbouncer, databaseOf(pgbouncerUrl),
+                pgbouncerPidFile, List.of("sh", "-c", pgbouncerRestart), pool, rate, deadline,
+                java.time.Duration.ofMillis((long) (phaseSeconds * 500)), java.time.Duration.ofMillis(
+                (long) (phaseSeconds * 1_000)));
+        var faultRuns = new PgBouncerFaults(settings);
+        var results = new ArrayList<PgBouncerFaults.Result>();
+        String runId = "fleet-" + ProcessHandle.current().pid();
+        for (var fault : list) {
+            out.println("fault: " + fault.description);
+            out.flush();
+            try {
+                results.add(faultRuns.run(fault, runId + "-" + fault.option()));
+            } catch (IOException | SQLException e) {
+                err.println("error: fault " + fault.option() + ": " + Secrets.mask(Main.oneLine(e),
+                        Secrets.passwordsIn(pgbouncerUrl)));
+                return 2;
+            }
+        }
+        String settingsLine = String.format(java.util.Locale.ROOT, "faults through %s: pool %d, B = %d adaptive "
+                + "(min 1), Q = %d, %.0f ops/s (an INSERT into the ledger and 5 ms), %.1f s before each fault and "
+                + "%.1f s after", Secrets.redact(pgbouncerUrl), pool, pool, pool, rate, phaseSeconds / 2, phaseSeconds);
+        var table = PgBouncerFaults.table(results, deadline);
+        out.println(settingsLine);
+        table.forEach(out::println);
+        if (report != null) {
+            Files.createDirectories(report);
+            Files.writeString(report.resolve("faults.md"), "# PgBouncer faults\n\n" + settingsLine + "\n\n"
+                    + String.join("\n", table) + "\n", StandardCharsets.UTF_8);
+            out.println("report: " + report.toAbsolutePath());
+        }
+        boolean reconciled = results.stream().allMatch(PgBouncerFaults.Result::reconciled);
+        if (!reconciled) {
+            err.println("error: a fault left the ledger and the callers in disagreement, or leaked (see the table)");
+            return 1;
+        }
+        return 0;
+    }
+
+    /** {@code bulkhead} in {@code jdbc:postgresql://host:port/bulkhead?prepareThreshold=0}. */
+    static String databaseOf(String jdbcUrl) {
+        String rest = jdbcUrl.substring(jdbcUrl.indexOf("//") + 2);
+        int slash = rest.indexOf('/');
+        if (slash < 0) {
+            throw new IllegalArgumentException("--pgbouncer-url names no database: " + Secrets.redact(jdbcUrl));
+        }
+        int query = rest.indexOf('?');
+        return rest.substring(slash + 1, query < 0 ? rest.length() : query);
     }
 
     /**
