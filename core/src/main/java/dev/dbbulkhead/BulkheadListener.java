@@ -86,4 +86,12 @@ public interface BulkheadListener {
      * on the caller's thread, with what the transaction failed with.
      */
     default void onOverloadSignal(Workload workload, Throwable signal) {}
+
+    /**
+     * A caller that predictive rejection would have refused was admitted anyway, as one of the random sample
+     * {@code DbBulkhead.Builder.predictionAudit} asks for, and its wait ended: {@code servedInTime} when it got its
+     * execution permit within what it allowed (the refusal would have been false), after {@code waitedNanos}.
+     * Called on the caller's thread.
+     */
+    default void onPredictionAudited(Workload workload, boolean servedInTime, long waitedNanos) {}
 }

@@ -88,8 +88,11 @@ public final class DbBulkhead {
                 new RejectionFactory(b.rejectionStackTraces), b.leakThreshold == null ? 0 : Nanos.of(b.leakThreshold));
         var map = new LinkedHashMap<String, Workload>();
         for (var spec : b.specs.values()) {
-            map.put(spec.name(), new Workload(spec.name(), spec.concurrent(), spec.extraSlots(),
-                    b.predictive.contains(spec.name()), b.adaptive.getOrDefault(spec.name(), 0), shared));
+            String w = spec.name();
+            var options = new Admission.Options(b.predictive.contains(w), b.audits.getOrDefault(w, 0.0),
+                    b.adaptive.getOrDefault(w, 0), b.latencyTargets.containsKey(w) ? Nanos.of(b.latencyTargets.get(w))
+                            : 0);
+            map.put(w, new Workload(w, spec.concurrent(), spec.extraSlots(), options, shared));
         }
         this.workloads = Collections.unmodifiableMap(map);
         this.defaultWorkload = map.values().iterator().next();
@@ -210,6 +213,8 @@ public final class DbBulkhead {
         private final List<BulkheadListener> listeners = new ArrayList<>();
         private final Set<String> predictive = new LinkedHashSet<>();
         private final Map<String, Integer> adaptive = new LinkedHashMap<>();
+        private final Map<String, Duration> latencyTargets = new LinkedHashMap<>();
+        private final Map<String, Double> audits = new LinkedHashMap<>();
         private String name = "db";
         private int poolSize = -1;
         private LongSupplier nanoClock = System::nanoTime;
@@ -273,15 +278,17 @@ public final class DbBulkhead {
 
         /**
          * An adaptive limit for {@code workload} (declared before or after): the number of its operations holding an
-         * execution permit, L, moves between {@code minLimit} and its B, driven by how long operations hold their
-         * permits and by the errors of an overloaded database (SQLState 57014, 55P03, 40P01, 53300, pool timeouts).
-         * L falls when operations queue inside the database (their hold time grows past the baseline measured without
-         * a queue) and rises, one permit at a time, while it is used and throughput follows. It only lowers the
-         * workload's budget, so the workloads' B still add up to no more than the pool; Q is unchanged. It starts at
-         * {@code minLimit}. Off by default: the article's barrier has a fixed B. The algorithm and when to use it:
-         * {@code docs/sizing.md}.
+         * execution permit, L, moves between {@code minLimit} and its B, to the lowest concurrency that still gives
+         * the most throughput within a latency target. On a clock of its own, it alternates L between two levels
+         * a fifth apart, one window of about five mean hold times each, and compares the throughput of the two: it
+         * raises L while more concurrency still buys throughput, lowers it where it only buys latency, and cuts it
+         * when the mean time from call to release passes the target (half of what the callers' deadlines allow, by
+         * default) or when operations fail for saturation ({@link BulkheadListener#onOverloadSignal}; never the
+         * application's own errors). It starts at B, only ever lowers the workload's budget (the workloads' B still
+         * add up to no more than the pool), and leaves Q as it is. Off by default: the article's barrier has a fixed
+         * B. The algorithm and when to use it: {@code docs/sizing.md}.
          *
-         * @throws IllegalArgumentException when {@code minLimit < 1} (and, at {@link #build()}, when it exceeds the
+         * @throws InvalidSettingException when {@code minLimit < 1} (and, at {@link #build()}, when it exceeds the
          *     workload's B)
          */
         public Builder adaptiveLimit(String workload, int minLimit) {
@@ -290,6 +297,40 @@ public final class DbBulkhead {
                 throw new InvalidSettingException(w, "adaptiveLimit minLimit", minLimit, "must be >= 1");
             }
             adaptive.put(w, minLimit);
+            return this;
+        }
+
+        /**
+         * {@link #adaptiveLimit(String, int)} with an explicit latency target: the mean time from call to release
+         * (permit wait + hold) above which L is cut, instead of half of what the callers' deadlines allow (callers
+         * without a deadline set no target).
+         *
+         * @throws InvalidSettingException when {@code minLimit < 1} or {@code latencyTarget} is not positive
+         */
+        public Builder adaptiveLimit(String workload, int minLimit, Duration latencyTarget) {
+            adaptiveLimit(workload, minLimit);
+            String w = nameOf(workload, null, "adaptiveLimit");
+            if (latencyTarget == null || latencyTarget.isNegative() || latencyTarget.isZero()) {
+                throw new InvalidSettingException(w, "adaptiveLimit latencyTarget", latencyTarget, "must be > 0");
+            }
+            latencyTargets.put(w, latencyTarget);
+            return this;
+        }
+
+        /**
+         * Audits predictive rejection on {@code workload}: a random {@code fraction} (0 to 1; e.g. 0.02) of the
+         * callers it would refuse are admitted anyway, and whether each got its permit within what it allowed is
+         * reported ({@link BulkheadListener#onPredictionAudited}): the share of the audited that were served
+         * estimates how many refusals were false. Needs {@link #predictiveRejection}. Off (0) by default.
+         *
+         * @throws InvalidSettingException when {@code fraction} is not between 0 and 1
+         */
+        public Builder predictionAudit(String workload, double fraction) {
+            String w = nameOf(workload, null, "predictionAudit");
+            if (!(fraction >= 0 && fraction <= 1)) {
+                throw new InvalidSettingException(w, "predictionAudit", fraction, "must be between 0 and 1");
+            }
+            audits.put(w, fraction);
             return this;
         }
 
@@ -391,6 +432,14 @@ public final class DbBulkhead {
             }
             for (String w : predictive) {
                 declared(w, "predictiveRejection");
+            }
+            for (String w : audits.keySet()) {
+                declared(w, "predictionAudit");
+                if (!predictive.contains(w)) {
+                    throw new InvalidSettingException(w, "predictionAudit", audits.get(w), "db-bulkhead '" + name
+                            + "', workload '" + w + "': predictionAudit needs predictiveRejection on the workload",
+                            true);
+                }
             }
             for (var a : adaptive.entrySet()) {
                 int b = declared(a.getKey(), "adaptiveLimit").concurrent();

@@ -31,14 +31,13 @@ public final class Workload {
     private final Admission admission;
     private final Permits permits;
 
-    /** @param minLimit the adaptive limit's minimum, or 0 for a fixed limit B */
-    Workload(String name, int concurrent, int extraSlots, boolean predictive, int minLimit, Admission.Shared shared) {
+    Workload(String name, int concurrent, int extraSlots, Admission.Options options, Admission.Shared shared) {
         this.bulkhead = shared.bulkhead();
         this.name = name;
         this.concurrent = concurrent;
         this.extraSlots = extraSlots;
         Preconditions.sum(concurrent, "concurrent", extraSlots, "extraSlots");
-        this.admission = new Admission(this, concurrent, extraSlots, predictive, minLimit, shared);
+        this.admission = new Admission(this, concurrent, extraSlots, options, shared);
         this.permits = admission.permits();
     }
 

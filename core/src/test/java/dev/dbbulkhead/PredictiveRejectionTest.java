@@ -2,6 +2,7 @@ package dev.dbbulkhead;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
 import java.util.List;
@@ -97,17 +98,32 @@ class PredictiveRejectionTest {
     }
 
     @Test
-    void withoutAMeasurementOrWithAFreePermitNobodyIsRefused() throws Exception {
+    void withAFreePermitNobodyIsRefused() throws Exception {
         Workload w = predictive();
-        assertThat(w.recentHoldTime()).isZero();
-        try (var g = new Gate()) {
-            g.hold(w, 1); // its hold is not over, so nothing is measured yet
-            assertThatThrownBy(() -> w.transaction(Duration.ZERO, c -> 1)).isInstanceOf(QueueTimeoutException.class);
-        }
+        assertThat(w.expectedWait()).as("nothing granted yet: nothing to predict from").isZero();
         teach(w, 2, 0.2);
         int three = w.transaction(Duration.ZERO, c -> Db.count(c, "SELECT 3"));
         assertThat(three).as("a free permit").isEqualTo(3);
-        assertThat(rejections).containsExactly(RejectionReason.QUEUE_TIMEOUT);
+        assertThat(rejections).isEmpty();
+    }
+
+    /**
+     * A burst on a new barrier: before any operation has completed, how long the first permit has been held is a
+     * lower bound of the hold, and a caller who could not wait that long is refused at once instead of waiting in
+     * vain (before, nothing was predicted until the first release).
+     */
+    @Test
+    void beforeTheFirstReleaseTheAgeOfTheFirstGrantPredicts() throws Exception {
+        Workload w = predictive();
+        try (var g = new Gate()) {
+            g.hold(w, 1); // granted, not released: nothing measured yet
+            assertThat(w.recentHoldTime()).isZero();
+            await().atMost(Duration.ofSeconds(10)).until(() -> w.expectedWait().toMillis() > 60);
+            assertThatThrownBy(() -> w.transaction(Duration.ofMillis(50), c -> 1))
+                    .isInstanceOf(WouldTimeOutException.class);
+            assertThat(rejections).containsExactly(RejectionReason.WOULD_TIME_OUT);
+            assertThat(w.waiting()).as("refused at once, not queued").isZero();
+        }
     }
 
     @Test

@@ -4,65 +4,90 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 
 /**
- * A workload's adaptive limit L, between a minimum and B, driven by what the database shows: how long operations
- * hold their permits (connection wait, statements and commit; never the wait for a permit), and the errors that
- * only an overloaded database gives. One decision per window of at least {@value #WINDOW_MILLIS} ms and
- * {@link #minSamples(int)} operations, taken by the thread whose release closes the window.
+ * A workload's adaptive limit L, between a minimum and B: the most operations completed within a latency budget,
+ * with no more concurrency than buys throughput.
  *
- * <p>Per window: the mean hold time R, the mean number of operations holding permits {@code n = Σ hold / window}
- * (Little's law) and the throughput X. The baseline R₀ is the lowest R, over the last 30 s, of the windows that
- * either lowered it or ran at the minimum limit, so it cannot drift up while the database is overloaded: only
- * windows at the minimum, where nothing queues, can raise it. Every 20 s the limit spends two windows at the
- * minimum (the first lets the operations admitted before drain, the second is measured) and goes back: when the
- * operations themselves got slower (a plan change, a bigger table), the baseline follows within 30 s. From them, Vegas' estimate of the operations queued inside the database,
- * {@code q = n × (1 − R₀/R)}: with K truly parallel resources (cores, locks) and n > K in use, R = n/K × R₀ and
- * q = n − K exactly.
- * <ol>
- * <li>Overload signals (SQLState 57014, 55P03, 40P01, 53300, a pool timeout) from at least 1 in
- * {@value #SIGNAL_SHARE} operations of the window: L × 3/4.</li>
- * <li>A queue ({@code q ≥ max(1, n/8)}): L = round(n × R₀/R), the concurrency the database served without one.
- * (Tolerating a queue of two let noisy probes ratchet L up by half in a 10-minute overload on PostgreSQL, for no
- * measurable goodput.)</li>
- * <li>No queue ({@code q < max(0.5, n/10)}) and the limit used ({@code n ≥ max(L − 1, 0.8 L)}): probe L + 1
- * (doubling until the first decrease);
- * kept only if the next window's throughput followed (a quarter of the proportional gain, at least 3 %), else undone
- * and the next probe
- * waits twice as long (up to {@value #MAX_BACKOFF} windows).</li>
- * </ol>
- * It starts at the minimum, so that the first baseline is measured without a queue. Thread-safe: samples are added
- * atomically; one thread at a time decides, and a sample lost to a race shifts an estimate, never a permit.
+ * <p><b>Clock.</b> Decisions are taken on a clock of their own ({@link #tick}, every {@value #TICK_MILLIS} ms from
+ * the barrier's scheduler), never by a releasing caller: a window ends on time whether or not anything completes, so
+ * a 40 s operation or a lease never closed cannot freeze the limit. A window lasts about {@value #WINDOW_HOLDS} mean
+ * holds (at least {@value #MIN_WINDOW_MILLIS} ms, at most {@value #MAX_WINDOW_MILLIS} ms, longer if fewer than
+ * {@value #MIN_COMPLETIONS} operations completed); its first quarter, where operations admitted under the previous
+ * limit still finish, is not measured.
+ *
+ * <p><b>Measured per window</b>, as BBR measures a path: the mean hold R (connection wait, statements, commit: where
+ * the database shows its latency), the mean time from call to release (permit wait + hold), the permits in use
+ * (sampled every tick) and whether the limit bound (every permit in use at most ticks), the overload signals
+ * ({@link Overload}). The uncontended hold R₀ is the median of the window means measured at the minimum limit in the
+ * last {@value #BASELINE_SECONDS} s (longer for slow operations, below): like BBR's min-RTT, it is measured on a
+ * drained path only, so a window at a higher limit, however quiet, never moves it and a long overload cannot make
+ * its own queue look normal; a median rather than a minimum, so that it does not creep down as noisy measurements
+ * accumulate.
+ *
+ * <p><b>The rule.</b> With K truly parallel resources (cores, locks) and n > K in flight, R grows as n/K × R₀ while
+ * throughput n/R stays at K/R₀; but an operation also spends time outside the resource (round trips, begin, commit),
+ * so throughput still rises a little past K. Accepting a hold up to {@code (1 + τ) × R₀} (τ = {@value #TOLERANCE})
+ * keeps at least {@code 1 − f/(1 + τ)} of the most throughput any concurrency gives, f being the share of R₀ spent
+ * outside the resource, at a hold no worse than twice the uncontended one. So, when the limit binds:
+ * <ul>
+ * <li>{@code R > (1 + τ) R₀}: L × {@code (1 + τ) R₀ / R} (at most halved) — the concurrency that had the hold
+ * at the tolerance;</li>
+ * <li>{@code R < (1 + τ/2) R₀}: L + max(1, L/8); by half when {@code R < 1.1 R₀} (nothing queues at all);</li>
+ * <li>in between, L stays.</li>
+ * </ul>
+ * Before that rule, on every window: overload signals from at least {@value #MIN_SIGNALS} operations and 1 in
+ * {@value #SIGNAL_SHARE} cut L by a quarter (one bad query never does; the application's own errors never count);
+ * a mean time from call to release above the latency target cuts L in proportion (at most by half). The target
+ * defaults to half of the time the callers' deadlines allow (a moving average over admissions); callers without a
+ * deadline set none. Nothing is changed while the limit does not bind: a workload that leaves permits free says
+ * nothing about capacity.
+ *
+ * <p><b>Measuring R₀ again</b> costs at most a few percent whatever the hold time: every
+ * {@value #REMEASURE_WINDOWS} windows (and at least {@value #REMEASURE_SECONDS} s), one window at the minimum,
+ * {@value #REMEASURE_HOLDS} mean holds long (two to drain what the higher limit admitted, one measured), then back. A
+ * window in which nothing completed while every permit was held raises L by one: the holders are stuck (a very long
+ * operation, a lease never closed), and the worst it can come to is B, the fixed limit's behaviour. Holds below
+ * {@value #UNMEASURABLE_NANOS} ns leave L at B: the permits are not where such a workload waits.
+ *
+ * <p>It starts at B (a database pool's B is already safe: the pool budget) and measures R₀ in its second window.
+ * Thread-safe: samples are added atomically by releasing callers; {@link #tick} is called by one thread at a time.
  */
 public final class AdaptiveLimit {
-    /** Told of every change, by the deciding thread. */
+    /** Told of every change, by the ticking thread. */
     public interface Changes {
         void changed(int from, int to, String cause, long baselineNanos, long latencyNanos);
     }
 
-    static final long WINDOW_MILLIS = 200;
-    static final int HISTORY = 50;
-    static final int MAX_BACKOFF = 16;
-    /** How often the baseline is measured again at the minimum limit (two windows, about 1 % of the time). */
-    static final long MEASURE_EVERY_NANOS = 20_000_000_000L;
-    /** How long a window's mean counts for the baseline. */
-    static final long HISTORY_NANOS = 30_000_000_000L;
-    /**
-     * An overload signal counts when at least 1 in this many operations of the window gave one: a deadline cancels
-     * now and then the statement of a caller admitted at the margin, which says nothing about the database.
-     */
+    static final long TICK_MILLIS = 10;
+    static final int WINDOW_HOLDS = 6;
+    static final long MIN_WINDOW_MILLIS = 100;
+    static final long MAX_WINDOW_MILLIS = 5_000;
+    static final int MIN_COMPLETIONS = 20;
+    static final double TOLERANCE = Double.parseDouble(System.getProperty("dbbulkhead.adaptive.tolerance", "1.0"));
+    static final int MIN_SIGNALS = 2;
     static final int SIGNAL_SHARE = 20;
-    private static final long WINDOW_NANOS = WINDOW_MILLIS * 1_000_000;
+    static final long UNMEASURABLE_NANOS = 2_000;
+    static final int BASELINE_SECONDS = 45;
+    static final int REMEASURE_WINDOWS = 50;
+    static final int REMEASURE_SECONDS = 20;
+    static final int REMEASURE_HOLDS = 3;
+    private static final long TICK_NANOS = TICK_MILLIS * 1_000_000;
+    private static final long SECOND = 1_000_000_000;
+    private static final long MIN_WINDOW_NANOS = MIN_WINDOW_MILLIS * 1_000_000;
+    private static final long MAX_WINDOW_NANOS = MAX_WINDOW_MILLIS * 1_000_000;
     private static final VarHandle COUNT;
-    private static final VarHandle SUM;
+    private static final VarHandle HOLD;
+    private static final VarHandle CALL;
     private static final VarHandle SIGNALS;
-    private static final VarHandle BUSY;
+    private static final VarHandle BUDGET;
 
     static {
         try {
             var lookup = MethodHandles.lookup();
             COUNT = lookup.findVarHandle(AdaptiveLimit.class, "count", long.class);
-            SUM = lookup.findVarHandle(AdaptiveLimit.class, "sum", long.class);
+            HOLD = lookup.findVarHandle(AdaptiveLimit.class, "holdSum", long.class);
+            CALL = lookup.findVarHandle(AdaptiveLimit.class, "callSum", long.class);
             SIGNALS = lookup.findVarHandle(AdaptiveLimit.class, "signals", long.class);
-            BUSY = lookup.findVarHandle(AdaptiveLimit.class, "busy", int.class);
+            BUDGET = lookup.findVarHandle(AdaptiveLimit.class, "budget", long.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -71,196 +96,292 @@ public final class AdaptiveLimit {
     private final Permits permits;
     private final int min;
     private final int max;
+    /** The latency target set by the user, in nanoseconds; 0: half of the callers' budget. */
+    private final long target;
     private final Changes changes;
 
+    // Added by releasing callers, during the measured part of a window.
     @SuppressWarnings("unused") // through COUNT
     private volatile long count;
-    @SuppressWarnings("unused") // through SUM
-    private volatile long sum;
+    @SuppressWarnings("unused") // through HOLD
+    private volatile long holdSum;
+    @SuppressWarnings("unused") // through CALL
+    private volatile long callSum;
     @SuppressWarnings("unused") // through SIGNALS
     private volatile long signals;
-    @SuppressWarnings("unused") // through BUSY
-    private volatile int busy;
-    private volatile long windowStart;
+    /** Moving average of the time admitted callers' deadlines allow; 0: none seen. */
+    @SuppressWarnings("unused") // through BUDGET
+    private volatile long budget;
+    private volatile boolean measuring;
 
-    // The deciding thread's state (one at a time, under BUSY).
-    private final long[] history = new long[HISTORY];
-    private final long[] historyAt = new long[HISTORY];
-    /** The limit to go back to after the baseline's measurement at the minimum; 0 when not measuring. */
-    private int measuring;
-    private int measuringWindows;
+    // The ticking thread's state.
+    private double limit;
+    /** The limit to go back to after a window at the minimum; 0 when not re-measuring. */
+    private double remeasuring;
+    private int windowsSinceMeasure;
     private long measuredAt;
-    private int historySize;
+    private long windowStart;
+    private long windowLength;
+    private int windowLimit;
+    private int previousWindowLimit;
+    /** The length of the last window at the decided limit. */
+    private long usualWindow = MIN_WINDOW_NANOS;
+    private long settleEnd;
+    private long heldSum;
+    private int ticks;
+    private int bindingTicks;
+    private volatile long meanHold;
+    private volatile long latency;
+    private final long[] history = new long[64];
+    private final long[] historyAt = new long[64];
     private int historyNext;
     private volatile long baseline;
-    private volatile long latency;
-    private boolean slowStart = true;
-    private int backoff = 1;
-    private int windowsToProbe = 1;
-    private int probedFrom; // 0: not probing
-    private double throughputBefore;
 
-    public AdaptiveLimit(Permits permits, int min, int max, long now, Changes changes) {
+    /** One window's measurements. */
+    private record Window(double inflight, long meanHold, long meanCall, long completions, long signals,
+            boolean binding) {}
+
+    /** @param targetNanos the latency target, or 0 for half of what the callers' deadlines allow */
+    public AdaptiveLimit(Permits permits, int min, int max, long targetNanos, long now, Changes changes) {
         this.permits = permits;
         this.min = min;
         this.max = max;
+        this.target = targetNanos;
         this.changes = changes;
-        this.windowStart = now;
+        this.limit = max;
         this.measuredAt = now;
-        permits.limit(min);
-    }
-
-    /** Operations a window needs before it is judged: enough for a mean, and a few per permit. */
-    static int minSamples(int limit) {
-        return Math.max(10, 2 * limit);
-    }
-
-    /** One operation held its permits for {@code holdNanos}; {@code overload}: it failed with an overload signal. */
-    public void sample(long holdNanos, boolean overload, long now) {
-        COUNT.getAndAdd(this, 1L);
-        SUM.getAndAdd(this, Math.max(0, holdNanos));
-        if (overload) {
-            SIGNALS.getAndAdd(this, 1L);
-        }
-        long start = windowStart;
-        if (now - start >= WINDOW_NANOS && (count >= minSamples(permits.limit()) || signals > 0)
-                && BUSY.compareAndSet(this, 0, 1)) {
-            try {
-                if (windowStart == start) {
-                    windowStart = now;
-                    decide(now - start, now);
-                }
-            } finally {
-                busy = 0; // a field write: the decider's flag goes back even if deciding failed
-            }
-        }
-    }
-
-    private void decide(long elapsed, long now) {
-        long n = (long) COUNT.getAndSet(this, 0L);
-        long total = (long) SUM.getAndSet(this, 0L);
-        long overloads = (long) SIGNALS.getAndSet(this, 0L);
-        if (n == 0) {
-            return;
-        }
-        int limit = permits.limit();
-        long mean = total / n;
-        latency = mean;
-        double inflight = (double) total / elapsed;
-        double throughput = n * 1e9 / elapsed;
-        if (overloads > 0 && overloads * SIGNAL_SHARE >= n) {
-            // During a baseline measurement, cut from the limit it would go back to, and end it.
-            int from = measuring != 0 ? measuring : limit;
-            if (measuring != 0) {
-                measuring = 0;
-                measuredAt = now;
-            }
-            probedFrom = 0;
-            slowStart = false;
-            waitLonger();
-            change(limit, Math.max(min, Math.min(from - 1, from * 3 / 4)), "overload signal");
-            return;
-        }
-        if (measuring != 0 && settleMeasuring(limit, mean, now)) {
-            return;
-        }
-        // Lower means always enter the baseline; higher ones only from the minimum limit, where nothing queues: a
-        // window "without a queue" at a higher limit is judged against the baseline itself, and letting it in made
-        // the baseline (and the limit) creep up by half in a 10-minute overload on PostgreSQL.
-        if (baseline == 0 || mean < baseline || limit == min) {
-            remember(mean, now);
-        }
-        if (limit > min && now - measuredAt >= MEASURE_EVERY_NANOS) {
-            measuring = limit; // the baseline's periodic measurement: two windows at the minimum, then back
-            measuringWindows = 0;
-            probedFrom = 0;
-            change(limit, min, "baseline measurement");
-            return;
-        }
-        double gradient = Math.min(1, (double) baseline / Math.max(1, mean));
-        double queue = inflight * (1 - gradient);
-        if (probedFrom != 0) {
-            int from = probedFrom;
-            probedFrom = 0;
-            // Kept if throughput grew by a quarter of the proportional gain (and more than the noise of a window).
-            double expectedGain = (double) (limit - from) / from;
-            if (throughput < throughputBefore * (1 + Math.max(0.03, expectedGain / 4))) {
-                slowStart = false;
-                waitLonger();
-                change(limit, from, "probe: throughput did not follow");
-                return;
-            }
-            backoff = 1;
-        }
-        if (queue >= Math.max(1, inflight / 8)) {
-            slowStart = false;
-            windowsToProbe = backoff;
-            change(limit, Math.max(min, Math.min(limit - 1, (int) Math.round(inflight * gradient))), "queue");
-            return;
-        }
-        boolean used = inflight >= Math.max(limit - 1, 0.8 * limit);
-        if (used && limit < max && queue < Math.max(0.5, inflight / 10) && --windowsToProbe <= 0) {
-            probedFrom = limit;
-            throughputBefore = throughput;
-            windowsToProbe = 1;
-            change(limit, Math.min(max, limit + (slowStart ? limit : Math.max(1, limit / 8))), "probe");
-        }
-    }
-
-    private void waitLonger() {
-        backoff = Math.min(MAX_BACKOFF, backoff * 2);
-        windowsToProbe = backoff;
+        // No baseline yet: the second window measures it.
+        startWindow(now, MIN_WINDOW_NANOS, 0);
     }
 
     /**
-     * During the baseline's measurement: the first window at the minimum only lets the operations admitted at the
-     * old limit finish; the second is measured, and the limit goes back to where it was. True while measuring.
+     * One operation held its permits for {@code holdNanos}, {@code callNanos} after its call; {@code overload}: it
+     * failed with an overload signal. Called after its permits are back.
      */
-    private boolean settleMeasuring(int limit, long mean, long now) {
-        if (++measuringWindows < 2) {
-            return true;
-        }
-        int back = measuring;
-        measuring = 0;
-        measuredAt = now;
-        remember(mean, now);
-        change(limit, back, "baseline measured");
-        return true;
-    }
-
-    /** Adds a window's mean; the baseline is the lowest of the last {@value #HISTORY} that are under 30 s old. */
-    private void remember(long mean, long now) {
-        history[historyNext] = mean;
-        historyAt[historyNext] = now;
-        historyNext = (historyNext + 1) % HISTORY;
-        historySize = Math.min(HISTORY, historySize + 1);
-        long lowest = mean;
-        for (int i = 0; i < historySize; i++) {
-            if (now - historyAt[i] <= HISTORY_NANOS) {
-                lowest = Math.min(lowest, history[i]);
-            }
-        }
-        baseline = lowest;
-    }
-
-    private void change(int from, int to, String cause) {
-        if (to == from) {
+    public void sample(long holdNanos, long callNanos, boolean overload) {
+        if (!measuring) {
             return;
         }
-        permits.limit(to);
-        changes.changed(from, to, cause, baseline, latency);
+        COUNT.getAndAdd(this, 1L);
+        HOLD.getAndAdd(this, Math.max(0, holdNanos));
+        CALL.getAndAdd(this, Math.max(0, callNanos));
+        if (overload) {
+            SIGNALS.getAndAdd(this, 1L);
+        }
+    }
+
+    /** An admitted caller's deadline allows {@code allowedNanos}. */
+    public void budget(long allowedNanos) {
+        if (allowedNanos <= 0 || allowedNanos == Long.MAX_VALUE || target != 0) {
+            return;
+        }
+        long b = budget; // a racy moving average: a lost update shifts it by one caller's weight
+        BUDGET.setOpaque(this, b == 0 ? allowedNanos : b + (allowedNanos - b) / 16);
+    }
+
+    /** The latency target in force, in nanoseconds; 0 when none. */
+    public long targetNanos() {
+        return target != 0 ? target : budget / 2;
+    }
+
+    /** Every {@value #TICK_MILLIS} ms: samples the permits in use; at a window's end, decides. */
+    public void tick(long now) {
+        if (!measuring && now >= settleEnd) {
+            measuring = true;
+        }
+        if (measuring) {
+            heldSum += permits.executing();
+            ticks++;
+            if (permits.available() == 0) {
+                bindingTicks++;
+            }
+        }
+        long elapsed = now - windowStart;
+        int needed = remeasuring != 0 ? 2 * MIN_COMPLETIONS : MIN_COMPLETIONS;
+        if (elapsed < windowLength || count < needed && elapsed < (remeasuring != 0 ? 2 : 4) * windowLength) {
+            return;
+        }
+        measuring = false;
+        long n = (long) COUNT.getAndSet(this, 0L);
+        long holds = (long) HOLD.getAndSet(this, 0L);
+        long calls = (long) CALL.getAndSet(this, 0L);
+        long overloads = (long) SIGNALS.getAndSet(this, 0L);
+        decide(new Window(ticks == 0 ? 0 : (double) heldSum / ticks, n == 0 ? 0 : holds / n, n == 0 ? 0 : calls / n,
+                n, overloads, ticks > 0 && bindingTicks * 2 >= ticks), now);
+    }
+
+    private void decide(Window w, long now) {
+        int from = level();
+        String cause;
+        if (remeasuring != 0) {
+            if (w.completions() > 0) {
+                remember(w.meanHold(), now, true);
+            }
+            limit = remeasuring;
+            remeasuring = 0;
+            measuredAt = now;
+            windowsSinceMeasure = 0;
+            cause = "uncontended hold measured";
+        } else {
+            if (w.completions() > 0) {
+                meanHold = meanHold == 0 ? w.meanHold() : (meanHold + w.meanHold()) / 2;
+                latency = w.meanCall();
+                // At the minimum for two windows running: drained, so a measurement of R₀ too.
+                remember(w.meanHold(), now, windowLimit == min && previousWindowLimit == min);
+            }
+            cause = judge(w);
+            boolean stale = !baselineCurrent(now);
+            if (limit > min && !unmeasurable() && (stale || ++windowsSinceMeasure >= REMEASURE_WINDOWS
+                    && now - measuredAt >= REMEASURE_SECONDS * SECOND)) {
+                remeasuring = limit;
+                long drainAndMeasure = Math.max(MIN_WINDOW_NANOS, REMEASURE_HOLDS * meanHold);
+                startWindow(now, Math.min(MAX_WINDOW_NANOS, drainAndMeasure), min);
+                report(from, cause);
+                return;
+            }
+        }
+        report(from, cause);
+        startWindow(now, Math.min(MAX_WINDOW_NANOS, Math.max(MIN_WINDOW_NANOS, WINDOW_HOLDS * meanHold)), 0);
+    }
+
+    private void report(int from, String cause) {
+        if (cause != null && level() != from) {
+            changes.changed(from, level(), cause, baseline, latency);
+        }
+    }
+
+    /** The window's verdict on L; the cause of a change, or null. */
+    private String judge(Window w) {
+        if (w.completions() == 0) {
+            if (w.binding() && limit < max) {
+                limit = Math.min(max, limit + 1);
+                return "nothing completed while every permit was held";
+            }
+            return null;
+        }
+        if (unmeasurable()) {
+            limit = max;
+            return "holds below the clock's resolution";
+        }
+        if (w.signals() >= MIN_SIGNALS && w.signals() * SIGNAL_SHARE >= w.completions()) {
+            limit = Math.max(min, limit * 0.75);
+            return "overload signals";
+        }
+        long t = targetNanos();
+        if (t > 0 && w.meanCall() > t) {
+            limit = Math.max(min, limit * Math.max(0.5, Math.min(0.9, (double) t / w.meanCall())));
+            return "latency target";
+        }
+        long r0 = baseline;
+        if (!w.binding() || r0 == 0) {
+            return null; // not using the limit: nothing learnt about capacity
+        }
+        double ratio = (double) w.meanHold() / r0;
+        if (ratio > 1 + TOLERANCE) {
+            limit = Math.max(min, Math.min(limit - 1, limit * Math.max(0.5, (1 + TOLERANCE) / ratio)));
+            return "hold above tolerance";
+        }
+        if (ratio < 1 + TOLERANCE / 2 && limit < max) {
+            double step = ratio < 1.1 ? Math.max(1, limit / 2) : Math.max(1, limit / 8);
+            limit = Math.min(max, limit + step);
+            return "hold within tolerance";
+        }
+        return null;
+    }
+
+    private boolean unmeasurable() {
+        long hold = meanHold;
+        return hold > 0 && hold < UNMEASURABLE_NANOS;
+    }
+
+    /** @param forced a limit for this window only (the minimum, to measure R₀), or 0 */
+    private void startWindow(long now, long length, int forced) {
+        int l = forced != 0 ? forced : level();
+        previousWindowLimit = windowLimit;
+        windowLimit = l;
+        if (l != permits.limit()) {
+            permits.limit(l);
+        }
+        windowStart = now;
+        windowLength = length;
+        if (forced == 0) {
+            usualWindow = length;
+        }
+        // Re-measuring: two thirds to drain what the higher limit admitted; otherwise a quarter.
+        settleEnd = now + (forced != 0 ? length * 2 / 3 : length / 4);
+        heldSum = 0;
+        ticks = 0;
+        bindingTicks = 0;
+        measuring = false;
+    }
+
+    /**
+     * How long a measurement of R₀ counts: {@value #BASELINE_SECONDS} s, or twice the re-measurement period where
+     * windows are long (slow operations), so that re-measuring stays a few percent of the time.
+     */
+    private long baselineLifetime() {
+        return Math.max(BASELINE_SECONDS * SECOND, 2 * Math.max(REMEASURE_SECONDS * SECOND,
+                REMEASURE_WINDOWS * usualWindow));
+    }
+
+    /** Whether a measurement young enough backs the baseline. */
+    private boolean baselineCurrent(long now) {
+        for (int i = 0; i < history.length; i++) {
+            if (history[i] > 0 && now - historyAt[i] <= baselineLifetime()) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Adds a window's mean hold to the baseline's history: always when measured at the minimum or lower than the
+     * baseline; the baseline is the lowest of the last {@value #BASELINE_SECONDS} s.
+     */
+    private void remember(long mean, long now, boolean atMinimum) {
+        if (mean <= 0 || !atMinimum) {
+            return;
+        }
+        history[historyNext] = mean;
+        historyAt[historyNext] = now;
+        historyNext = (historyNext + 1) % history.length;
+        long[] current = new long[history.length];
+        int n = 0;
+        for (int i = 0; i < history.length; i++) {
+            if (history[i] > 0 && now - historyAt[i] <= baselineLifetime()) {
+                current[n++] = history[i];
+            }
+        }
+        java.util.Arrays.sort(current, 0, n);
+        baseline = n % 2 == 1 ? current[n / 2] : (current[n / 2 - 1] + current[n / 2]) / 2;
     }
 
     public int min() {
         return min;
     }
 
-    /** The baseline hold time in nanoseconds: 0 before the first window. */
+    /** Sets the limit, as a decision would (tests: a state to start from). */
+    void forceForTest(int to) {
+        limit = to;
+        permits.limit(to);
+    }
+
+    /** The limit the controller has decided (during a re-measurement of R₀ the limit in force is the minimum). */
+    public int level() {
+        return (int) Math.round(limit);
+    }
+
+    /** The period of {@link #tick}, in nanoseconds. */
+    public static long tickNanos() {
+        return TICK_NANOS;
+    }
+
+    /** R₀: the uncontended mean hold in nanoseconds; 0 before it is first measured. */
     public long baselineNanos() {
         return baseline;
     }
 
-    /** The last window's mean hold time in nanoseconds: 0 before the first window. */
+    /** The last window's mean time from call to release, in nanoseconds: 0 before the first window. */
     public long latencyNanos() {
         return latency;
     }

@@ -26,6 +26,12 @@ import java.time.Duration;
  * <p>Thread-safe. An operation that does not wait costs one CAS to enter and one to leave and takes no lock.
  */
 public final class Admission {
+    /**
+     * A workload's admission options: predictive rejection (and the fraction of its refusals audited), the adaptive
+     * limit's minimum (0: a fixed limit B) and its latency target (0: half of what the callers' deadlines allow).
+     */
+    public record Options(boolean predictive, double audit, int minLimit, long latencyTargetNanos) {}
+
     /** What a workload needs from its barrier: shared by all of its workloads. */
     public record Shared(String bulkhead, Frames frames, Telemetry telemetry, TransactionRunner runner,
             Rejections rejections, long leakThresholdNanos) {}
@@ -36,6 +42,8 @@ public final class Admission {
     /** Recent hold times, for predictive rejection and the adaptive limit; null when the workload has neither. */
     private final HoldTimes holds;
     private final boolean predictive;
+    /** The fraction of predicted refusals admitted anyway, to measure false refusals; 0: none. */
+    private final double audit;
     /** The adaptive limit; null when the workload's limit is B, fixed. */
     private final AdaptiveLimit adaptive;
     private final Frames frames;
@@ -46,25 +54,61 @@ public final class Admission {
     private final Leaks leaks;
     private volatile long leasesReclaimed;
 
-    /**
-     * @param minLimit the adaptive limit's minimum, or 0 for a fixed limit B
-     */
-    public Admission(Workload workload, int concurrent, int extraSlots, boolean predictive, int minLimit,
-            Shared shared) {
+    public Admission(Workload workload, int concurrent, int extraSlots, Options options, Shared shared) {
         this.workload = workload;
         this.bulkhead = shared.bulkhead();
         this.permits = new Permits(concurrent, extraSlots);
-        this.predictive = predictive;
+        this.predictive = options.predictive();
+        this.audit = options.audit();
         this.frames = shared.frames();
         this.telemetry = shared.telemetry();
         this.runner = shared.runner();
         this.rejections = shared.rejections();
         this.leaks = shared.leakThresholdNanos() > 0 ? new Leaks(shared.leakThresholdNanos(), telemetry.log())
                 : null;
-        this.adaptive = minLimit == 0 ? null : new AdaptiveLimit(permits, minLimit, concurrent, telemetry.now(),
-                (from, to, cause, baseline, latency) -> telemetry.limitChanged(workload, from, to, cause, baseline,
-                        latency));
+        this.adaptive = options.minLimit() == 0 ? null : new AdaptiveLimit(permits, options.minLimit(), concurrent,
+                options.latencyTargetNanos(), telemetry.now(), (from, to, cause, baseline, latency) ->
+                        telemetry.limitChanged(workload, from, to, cause, baseline, latency));
         this.holds = predictive || adaptive != null ? new HoldTimes(adaptive) : null;
+        if (adaptive != null) {
+            Ticker.start(this);
+        }
+    }
+
+    /**
+     * The adaptive limit's clock: a tick every {@link AdaptiveLimit#tickNanos()} on the barrier's scheduler, for as
+     * long as the workload is reachable (the task holds it weakly and cancels itself once it is gone).
+     */
+    private static final class Ticker implements Runnable {
+        private final java.lang.ref.WeakReference<Admission> admission;
+        private volatile java.util.concurrent.ScheduledFuture<?> task;
+
+        private Ticker(Admission admission) {
+            this.admission = new java.lang.ref.WeakReference<>(admission);
+        }
+
+        static void start(Admission admission) {
+            var ticker = new Ticker(admission);
+            ticker.task = Scheduler.every(AdaptiveLimit.tickNanos(), ticker);
+        }
+
+        @Override
+        public void run() {
+            Admission a = admission.get();
+            if (a == null) {
+                var t = task;
+                if (t != null) {
+                    t.cancel(false);
+                }
+                return;
+            }
+            try {
+                a.adaptive.tick(a.telemetry.now());
+            } catch (RuntimeException | Error e) {
+                // A failing decision must not end the clock (the scheduler would drop the task): logged, next tick.
+                a.telemetry.log().log(System.Logger.Level.ERROR, "db-bulkhead: the adaptive limit's tick failed", e);
+            }
+        }
     }
 
     /** Runs {@code work} in one transaction inside a lease; a deadline passed inside becomes the rejection. */
@@ -146,11 +190,18 @@ public final class Admission {
             }
         }
         lease.granted(0, start); // the grant time if no wait follows; nothing is held yet, so a call is safe
+        if (adaptive != null && deadlineBinds) {
+            adaptive.budget(allowed);
+        }
+        boolean audited = false;
         if (predictive) {
-            long expected = holds.expectedWaitNanos(permits.waiting(), permits.available(), permits.limit());
+            long expected = holds.expectedWaitNanos(permits.waiting(), permits.available(), permits.limit(), start);
             if (expected > allowed) {
-                return rejected(RejectionReason.WOULD_TIME_OUT, 0,
-                        rejections.wouldTimeOut(snapshot(allowed), expected));
+                if (audit == 0 || java.util.concurrent.ThreadLocalRandom.current().nextDouble() >= audit) {
+                    return rejected(RejectionReason.WOULD_TIME_OUT, 0,
+                            rejections.wouldTimeOut(snapshot(allowed), expected));
+                }
+                audited = true; // admitted to see whether the refusal would have been right
             }
         }
         Permits.Entry entered;
@@ -180,10 +231,18 @@ public final class Admission {
                 return interrupted;
             }
             long now = clocked ? telemetry.now() : 0;
+            if (audited) {
+                telemetry.predictionAudited(workload, entered == Permits.Entry.ACQUIRED, now - start);
+            }
             if (entered != Permits.Entry.ACQUIRED) {
                 return timedOut(deadline, deadlineBinds, allowed, now - start);
             }
             lease.granted(now - start, now);
+        } else if (audited && entered == Permits.Entry.ACQUIRED) {
+            telemetry.predictionAudited(workload, true, 0); // a permit was free by the time it entered
+        }
+        if (holds != null) {
+            holds.granted(lease.grantedAt());
         }
         if (timed) {
             telemetry.permitAcquired(workload, lease.permitWaitNanos());
@@ -241,7 +300,7 @@ public final class Admission {
         permits.exit(lease);
         boolean suspected = lease.watch != null && lease.watch.closed(held);
         if (holds != null && !suspected) {
-            holds.record(held, lease.overloaded(), now);
+            holds.record(held, lease.permitWaitNanos(), lease.overloaded());
         }
     }
 
@@ -311,7 +370,8 @@ public final class Admission {
 
     /** What predictive rejection expects a caller arriving now to wait; 0 without it. */
     public long expectedWaitNanos() {
-        return !predictive ? 0 : holds.expectedWaitNanos(permits.waiting(), permits.available(), permits.limit());
+        return !predictive ? 0 : holds.expectedWaitNanos(permits.waiting(), permits.available(), permits.limit(),
+                telemetry.now());
     }
 
     /** Leases and queued callers whose thread terminated or left without giving their permits back, reclaimed. */

@@ -128,6 +128,17 @@ final class SafeListener implements BulkheadListener {
     }
 
     @Override
+    public void onPredictionAudited(Workload workload, boolean servedInTime, long waitedNanos) {
+        for (var l : delegates) {
+            try {
+                l.onPredictionAudited(workload, servedInTime, waitedNanos);
+            } catch (Throwable t) {
+                failed(l, "onPredictionAudited", t);
+            }
+        }
+    }
+
+    @Override
     public void onOverloadSignal(Workload workload, Throwable signal) {
         for (var l : delegates) {
             try {

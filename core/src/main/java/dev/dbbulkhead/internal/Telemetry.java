@@ -97,6 +97,12 @@ public final class Telemetry {
         }
     }
 
+    void predictionAudited(Workload w, boolean servedInTime, long waitedNanos) {
+        if (listening) {
+            listener.onPredictionAudited(w, servedInTime, waitedNanos);
+        }
+    }
+
     void overloadSignal(Workload w, Throwable signal) {
         if (listening) {
             listener.onOverloadSignal(w, signal);
