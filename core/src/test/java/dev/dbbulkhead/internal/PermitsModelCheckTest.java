@@ -13,13 +13,15 @@ import org.junit.jupiter.api.Test;
 /**
  * Model checking of the permit logic with Lincheck: every interleaving of small concurrent scenarios over
  * {@code enter} (no wait), {@code enter} then {@code await(0)} (which queues, may be handed a permit, and settles
- * a grant racing its timeout), {@code enter} then {@code abandon} twice (a wait that failed half-way, settled again
- * by a retry), {@code enter} then leaving the queue without settling (a waiter whose thread is gone, which the grant's
- * hand-shake must take back without its help), {@code exit}, and {@code limit(L)} (an adaptive limit lowered or raised while others hold and wait),
- * checked for linearizability against this class run sequentially, and, after each, for conservation: every permit
- * and slot back but those still held (with waiters that left: once the holders released and one more caller came),
- * the free permits and slots exactly what the limit leaves (L and L + Q), nobody
- * left queued.
+ * a grant racing its timeout), {@code exit}, and {@code limit(L)} (an adaptive limit lowered or raised while others
+ * hold and wait), checked for linearizability against this class run sequentially; and, in a model of its own checked
+ * for conservation only, {@code enter} then {@code abandon} twice (a wait that failed half-way, settled again by a
+ * retry) and {@code enter} then leaving the queue without settling (a waiter whose thread is gone, which the grant's
+ * hand-shake must take back without its help): a queued node granted a permit holds it until it abandons or is found,
+ * and refuses others meanwhile, which no sequential order of atomic operations shows. After each scenario: every
+ * permit and slot back but those still held (with waiters that failed or left: once the holders released and one more
+ * caller came, who must get the permit), the free permits and slots exactly what the limit leaves (L and L + Q),
+ * nobody left queued.
  *
  * <p>A permit belongs to the thread that took it: {@code exit(tid)} releases one only if thread {@code tid} holds
  * one, and each thread keeps its own count (Lincheck passes the thread id), so that the test's bookkeeping never
@@ -128,19 +130,6 @@ public class PermitsModelCheckTest {
             return acquired(tid, Waits.acquire(permits, node, 0), node);
         }
 
-        /** A caller whose wait fails half-way (a stack overflow) and abandons its node, possibly twice. */
-        @Operation
-        public String enterAndAbandon(@Param(gen = ThreadIdGen.class) int tid) throws InterruptedException {
-            var node = new Permits.Node(Thread.currentThread());
-            var entry = Waits.enterAndQueue(permits, node);
-            if (entry == Permits.Entry.MUST_WAIT) {
-                permits.abandon(node);
-                permits.abandon(node);
-                return acquired(tid, false, node);
-            }
-            return acquired(tid, entry == Permits.Entry.ACQUIRED, node);
-        }
-
         @Operation
         public boolean exit(@Param(gen = ThreadIdGen.class) int tid) {
             return exitOldest(tid);
@@ -185,9 +174,9 @@ public class PermitsModelCheckTest {
     }
 
     /**
-     * Waiters that leave without settling, beside ordinary callers, B = 1, Q = 2. A grant made to a waiter in the
-     * instant before it leaves is out of circulation until the next locked operation takes it back, which no
-     * sequential order shows: so this model checks conservation only (every result is "done"), in every
+     * Waiters that fail half-way or leave without settling, beside ordinary callers, B = 1, Q = 2. A grant made to a
+     * waiter in the instant before it abandons or leaves is out of circulation until it or the next locked operation
+     * takes it back, which no sequential order shows: so this model checks conservation only (every result is "done"), in every
      * interleaving: its operations return nothing.
      */
     public static class Leaving extends State {
@@ -221,6 +210,30 @@ public class PermitsModelCheckTest {
                             + permits.availableSlots() + ", waiting " + permits.waiting());
             permits.exit(newcomer);
             everythingBackButWhatIsHeld();
+        }
+
+        /**
+         * A caller whose wait fails half-way (a stack overflow) and abandons its node, twice (a retry of the clean-up).
+         * A queued node that an {@code exit} granted holds the permit until it abandons and refuses others meanwhile,
+         * which no sequential order with this operation atomic shows: so it is checked here, for conservation.
+         */
+        @Operation
+        public void enterAndAbandon(@Param(gen = ThreadIdGen.class) int tid) throws InterruptedException {
+            var node = new Permits.Node(Thread.currentThread());
+            var entry = Waits.enterAndQueue(permits, node);
+            if (entry == Permits.Entry.MUST_WAIT) {
+                permits.abandon(node);
+                permits.abandon(node);
+                return;
+            }
+            acquired(tid, entry == Permits.Entry.ACQUIRED, node);
+        }
+
+        /** A caller that waits for nothing: it may queue, be handed a permit, and settle a grant racing its timeout. */
+        @Operation
+        public void holdAfterAwaitZero(@Param(gen = ThreadIdGen.class) int tid) throws InterruptedException {
+            var node = new Permits.Node(Thread.currentThread());
+            acquired(tid, Waits.acquire(permits, node, 0), node);
         }
 
         /**
