@@ -57,20 +57,24 @@ final class ServerTimeouts {
      */
     static boolean apply(Connection raw, long remainingNanos, boolean lockTimeout) throws SQLException {
         long m = millis(remainingNanos);
-        // pg_settings.setting is in milliseconds for both; 0 means none. "Ours" when the session's is not stricter.
-        String sql = "SELECT set_config('statement_timeout', " + keepStricter("s", m) + ", true), "
-                + "s.setting::bigint NOT BETWEEN 1 AND " + (m - 1)
-                + (lockTimeout ? ", set_config('lock_timeout', " + keepStricter("l", m) + ", true)" : "")
-                + " FROM pg_settings s" + (lockTimeout ? ", pg_settings l" : "")
-                + " WHERE s.name = 'statement_timeout'" + (lockTimeout ? " AND l.name = 'lock_timeout'" : "");
+        // The session's settings in milliseconds (0: none), read with current_setting: its text ("150ms", "5s",
+        // "1min", "0") casts to an interval. Reading pg_settings instead builds every setting of the server, about
+        // 350 us of server CPU per transaction. "Ours" when the session's is not stricter.
+        String sql = "SELECT set_config('statement_timeout', " + keepStricter("s", m) + ", true), s NOT BETWEEN 1 AND "
+                + (m - 1) + (lockTimeout ? ", set_config('lock_timeout', " + keepStricter("l", m) + ", true)" : "")
+                + " FROM (SELECT " + inMillis("statement_timeout") + " AS s"
+                + (lockTimeout ? ", " + inMillis("lock_timeout") + " AS l" : "") + ") t";
         try (Statement statement = raw.createStatement(); ResultSet r = statement.executeQuery(sql)) {
             r.next();
             return r.getBoolean(2);
         }
     }
 
+    private static String inMillis(String setting) {
+        return "(extract(epoch FROM current_setting('" + setting + "')::interval) * 1000)::bigint";
+    }
+
     private static String keepStricter(String alias, long millis) {
-        return "CASE WHEN " + alias + ".setting::bigint BETWEEN 1 AND " + millis + " THEN " + alias
-                + ".setting ELSE '" + millis + "' END";
+        return "CASE WHEN " + alias + " BETWEEN 1 AND " + millis + " THEN " + alias + "::text ELSE '" + millis + "' END";
     }
 }

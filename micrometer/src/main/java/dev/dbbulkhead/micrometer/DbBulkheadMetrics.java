@@ -16,6 +16,7 @@ import static dev.dbbulkhead.micrometer.BulkheadMeterNames.PERMITS_MAX;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.PERMIT_WAIT;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.OVERLOAD_SIGNALS;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.POOL_TIMEOUTS;
+import static dev.dbbulkhead.micrometer.BulkheadMeterNames.PREDICTION_AUDITS;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.REASON;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.RECLAIMED;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.REJECTIONS;
@@ -137,6 +138,11 @@ public final class DbBulkheadMetrics implements BulkheadListener {
     }
 
     @Override
+    public void onPredictionAudited(Workload workload, boolean servedInTime, long waitedNanos) {
+        (servedInTime ? meters(workload).auditsServed : meters(workload).auditsRefusedRightly).increment();
+    }
+
+    @Override
     public void onLeakSuspected(Workload workload, long heldNanos) {
         meters(workload).leaksSuspected.increment();
     }
@@ -177,6 +183,8 @@ public final class DbBulkheadMetrics implements BulkheadListener {
         final Counter leaksSuspected;
         final Counter poolTimeouts;
         final Counter overloadSignals;
+        final Counter auditsServed;
+        final Counter auditsRefusedRightly;
 
         Meters(MeterRegistry registry, Tags tags) {
             for (RejectionReason r : RejectionReason.values()) {
@@ -200,6 +208,14 @@ public final class DbBulkheadMetrics implements BulkheadListener {
             overloadSignals = Counter.builder(OVERLOAD_SIGNALS).description("admitted operations that failed with "
                     + "a sign of saturation (what an adaptive limit counts)").tags(tags).baseUnit("operations")
                     .register(registry);
+            auditsServed = audits(registry, tags, true);
+            auditsRefusedRightly = audits(registry, tags, false);
+        }
+
+        private static Counter audits(MeterRegistry registry, Tags tags, boolean served) {
+            return Counter.builder(PREDICTION_AUDITS).description("callers predictive rejection would have refused, "
+                    + "admitted by its audit; served=true: in time, a false refusal").tags(tags)
+                    .tag("served", Boolean.toString(served)).baseUnit("operations").register(registry);
         }
 
         private static Timer timer(MeterRegistry registry, String name, String description, Tags tags) {

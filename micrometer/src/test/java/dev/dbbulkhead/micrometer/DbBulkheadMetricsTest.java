@@ -177,7 +177,7 @@ class DbBulkheadMetricsTest {
     void adaptiveWorkloadsShowTheirLimitAndBaseline() throws Exception {
         var gate = metrics.bind(DbBulkhead.builder(pool).name("orders-db").listener(metrics)
                 .workload("interactive", 2, 4).adaptiveLimit("interactive", 1).build());
-        assertThat(gauge(BulkheadMeterNames.LIMIT)).as("starts at its minimum").isEqualTo(1);
+        assertThat(gauge(BulkheadMeterNames.LIMIT)).as("starts at B").isEqualTo(2);
         assertThat(gauge(BulkheadMeterNames.LIMIT_BASELINE)).as("nothing measured yet").isZero();
         long until = System.nanoTime() + Duration.ofSeconds(10).toNanos();
         while (gauge(BulkheadMeterNames.LIMIT_BASELINE) == 0 && System.nanoTime() < until) {
@@ -192,6 +192,29 @@ class DbBulkheadMetricsTest {
                 .isBetween(0.001, 1.0);
         assertThat(gauge(BulkheadMeterNames.HOLD_RECENT)).isPositive();
         assertThat(gauge(BulkheadMeterNames.LIMIT)).isEqualTo(gate.defaultWorkload().limit());
+    }
+
+    @Test
+    void auditedPredictionsAreCountedByWhetherTheCallerWasServedInTime() throws Exception {
+        var gate = metrics.bind(DbBulkhead.builder(pool).name("orders-db").listener(metrics)
+                .workload("interactive", 1, 4).predictiveRejection("interactive")
+                .predictionAudit("interactive", 1.0).build());
+        gate.transaction(Duration.ofSeconds(1), c -> {
+            try (var s = c.createStatement()) {
+                s.execute("SELECT pg_sleep(0.05)");
+            }
+            return null;
+        });
+        try (var lease = gate.acquire(Duration.ZERO)) {
+            // Behind a 50 ms hold, a 5 ms queue wait is predicted to fail; the audit (all of them) admits it anyway.
+            try (var other = Executors.newVirtualThreadPerTaskExecutor()) {
+                Future<Integer> audited = other.submit(() -> gate.transaction(Duration.ofMillis(5), c -> 1));
+                assertThatThrownBy(audited::get).isInstanceOf(ExecutionException.class)
+                        .hasCauseInstanceOf(QueueTimeoutException.class);
+            }
+        }
+        assertThat(counter(BulkheadMeterNames.PREDICTION_AUDITS, "served", "false")).isEqualTo(1);
+        assertThat(counter(BulkheadMeterNames.PREDICTION_AUDITS, "served", "true")).isZero();
     }
 
     @Test
