@@ -38,7 +38,8 @@ public class DbBulkheadProperties {
     /**
      * The workloads, by name: each with concurrent (B: how many may hold a connection at once; required),
      * extra-slots (Q: how many more may wait; default 0), queue-wait (default 100ms), deadline (none by default),
-     * predictive-rejection (default false), adaptive-limit-min (none: a fixed limit) and allow-requires-new (default
+     * predictive-rejection (default false), prediction-audit (none), adaptive-limit-min (none: a fixed limit),
+     * adaptive-latency-target (half of what deadlines allow) and allow-requires-new (default
      * false). Without any, one workload named 'default' with concurrent and extra-slots both the pool's size.
      */
     private Map<String, Workload> workloads = new LinkedHashMap<>();
@@ -61,6 +62,32 @@ public class DbBulkheadProperties {
         private boolean predictiveRejection;
         /** When set, the workload's limit adapts to the database's latency, between this minimum and concurrent. */
         private Integer adaptiveLimitMin;
+        /**
+         * The adaptive limit's latency target: the mean time from call to release above which it is cut. Default:
+         * half of what the callers' deadlines allow.
+         */
+        private Duration adaptiveLatencyTarget;
+        /**
+         * The share (0 to 1, e.g. 0.02) of the callers predictive rejection would refuse that are admitted anyway, to
+         * measure how many refusals were false (BulkheadListener.onPredictionAudited). Default: none.
+         */
+        private Double predictionAudit;
+
+        public Duration getAdaptiveLatencyTarget() {
+            return adaptiveLatencyTarget;
+        }
+
+        public void setAdaptiveLatencyTarget(Duration adaptiveLatencyTarget) {
+            this.adaptiveLatencyTarget = adaptiveLatencyTarget;
+        }
+
+        public Double getPredictionAudit() {
+            return predictionAudit;
+        }
+
+        public void setPredictionAudit(Double predictionAudit) {
+            this.predictionAudit = predictionAudit;
+        }
 
         public Integer getAdaptiveLimitMin() {
             return adaptiveLimitMin;

@@ -27,10 +27,12 @@ public final class DbBulkheadSettings {
 
     /**
      * One workload, checked. {@code deadline} is null when none is set; {@code adaptiveLimitMin} is null for a fixed
-     * limit (a value set is passed to the barrier's builder as it is, for it to check).
+     * limit, {@code adaptiveLatencyTarget} for the default target, {@code predictionAudit} for none (values set are
+     * passed to the barrier's builder as they are, for it to check).
      */
     public record WorkloadSettings(String name, int concurrent, int extraSlots, Duration queueWait,
-            Duration deadline, boolean allowRequiresNew, boolean predictiveRejection, Integer adaptiveLimitMin) {
+            Duration deadline, boolean allowRequiresNew, boolean predictiveRejection, Integer adaptiveLimitMin,
+            Duration adaptiveLatencyTarget, Double predictionAudit) {
         /** The property prefix of this workload. */
         String property(String field) {
             return PREFIX + "workloads." + name + "." + field;
@@ -69,7 +71,7 @@ public final class DbBulkheadSettings {
             int concurrent = poolSize > 0 ? poolSize : 10;
             workloads.put(DEFAULT_WORKLOAD,
                     new WorkloadSettings(DEFAULT_WORKLOAD, concurrent, concurrent, DEFAULT_QUEUE_WAIT, null, false,
-                            false, null));
+                            false, null, null, null));
         }
         properties.getWorkloads().forEach((key, w) -> workloads.put(key, workload(key, w)));
         String defaultWorkload = defaultWorkload(properties.getDefaultWorkload(), workloads);
@@ -104,8 +106,13 @@ public final class DbBulkheadSettings {
                 if (w.predictiveRejection()) {
                     builder.predictiveRejection(w.name());
                 }
-                if (w.adaptiveLimitMin() != null) {
+                if (w.adaptiveLimitMin() != null && w.adaptiveLatencyTarget() != null) {
+                    builder.adaptiveLimit(w.name(), w.adaptiveLimitMin(), w.adaptiveLatencyTarget());
+                } else if (w.adaptiveLimitMin() != null) {
                     builder.adaptiveLimit(w.name(), w.adaptiveLimitMin());
+                }
+                if (w.predictionAudit() != null) {
+                    builder.predictionAudit(w.name(), w.predictionAudit());
                 }
             }
             if (poolSize > 0) {
@@ -149,6 +156,8 @@ public final class DbBulkheadSettings {
             case "concurrent" -> "concurrent";
             case "extraSlots" -> "extra-slots";
             case "adaptiveLimit minLimit" -> "adaptive-limit-min";
+            case "adaptiveLimit latencyTarget" -> "adaptive-latency-target";
+            case "predictionAudit" -> "prediction-audit";
             case "leakDetectionThreshold" -> "leak-detection-threshold";
             case "poolSize" -> "spring.datasource.hikari.maximum-pool-size";
             default -> null;
@@ -182,8 +191,13 @@ public final class DbBulkheadSettings {
             throw invalid(field + "deadline", w.getDeadline(), "must be > 0 (leave it unset for none)");
         }
         Integer min = w.getAdaptiveLimitMin();
+        if (w.getAdaptiveLatencyTarget() != null && min == null) {
+            throw invalid(field + "adaptive-latency-target", w.getAdaptiveLatencyTarget(), "needs "
+                    + PREFIX + field + "adaptive-limit-min (the adaptive limit it is the target of)");
+        }
         return new WorkloadSettings(key, w.getConcurrent(), extraSlots, queueWait, w.getDeadline(),
-                w.isAllowRequiresNew(), w.isPredictiveRejection(), min);
+                w.isAllowRequiresNew(), w.isPredictiveRejection(), min, w.getAdaptiveLatencyTarget(),
+                w.getPredictionAudit());
     }
 
     private static String defaultWorkload(String configured, Map<String, WorkloadSettings> workloads) {

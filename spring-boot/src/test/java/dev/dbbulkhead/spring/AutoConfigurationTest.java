@@ -61,7 +61,9 @@ class AutoConfigurationTest {
                 "db-bulkhead.workloads.interactive.extra-slots=12", "db-bulkhead.workloads.interactive.queue-wait=50ms",
                 "db-bulkhead.workloads.interactive.deadline=2s",
                 "db-bulkhead.workloads.interactive.predictive-rejection=true",
-                "db-bulkhead.workloads.batch.adaptive-limit-min=1").run(context -> {
+                "db-bulkhead.workloads.batch.adaptive-limit-min=1",
+                "db-bulkhead.workloads.batch.adaptive-latency-target=80ms",
+                "db-bulkhead.workloads.interactive.prediction-audit=0.02").run(context -> {
                     var db = context.getBean(DbBulkhead.class);
                     assertThat(db.name()).isEqualTo("orders-db");
                     assertThat(db.defaultWorkload().name()).isEqualTo("interactive");
@@ -71,12 +73,15 @@ class AutoConfigurationTest {
                     assertThat(db.workload("interactive").predictive()).isTrue();
                     assertThat(db.workload("batch").predictive()).isFalse();
                     assertThat(db.workload("batch").adaptive()).isTrue();
-                    assertThat(db.workload("batch").limit()).as("starts at its minimum").isEqualTo(1);
+                    assertThat(db.workload("batch").limit()).as("starts at B").isEqualTo(2);
                     assertThat(db.workload("interactive").adaptive()).isFalse();
                     var settings = context.getBean(DbBulkheadSettings.class);
                     assertThat(settings.workload("interactive").queueWait()).isEqualTo(Duration.ofMillis(50));
                     assertThat(settings.workload("interactive").deadline()).isEqualTo(Duration.ofSeconds(2));
                     assertThat(settings.workload("batch").deadline()).isNull();
+                    assertThat(settings.workload("batch").adaptiveLatencyTarget()).isEqualTo(Duration.ofMillis(80));
+                    assertThat(settings.workload("interactive").predictionAudit()).isEqualTo(0.02);
+                    assertThat(settings.workload("interactive").adaptiveLatencyTarget()).isNull();
                 });
     }
 
@@ -116,6 +121,9 @@ class AutoConfigurationTest {
         "db-bulkhead.workloads.batch.deadline|0s|db-bulkhead.workloads.batch.deadline must be > 0",
         "db-bulkhead.workloads.batch.adaptive-limit-min|3|db-bulkhead.workloads.batch.adaptive-limit-min: db-bulkhead 'db', workload 'batch': adaptiveLimit minLimit must be <= its concurrent 2, was 3",
         "db-bulkhead.workloads.batch.adaptive-limit-min|0|db-bulkhead.workloads.batch.adaptive-limit-min must be >= 1, was 0",
+        "db-bulkhead.workloads.batch.adaptive-latency-target|50ms|db-bulkhead.workloads.batch.adaptive-latency-target needs db-bulkhead.workloads.batch.adaptive-limit-min",
+        "db-bulkhead.workloads.batch.prediction-audit|2|db-bulkhead.workloads.batch.prediction-audit must be between 0 and 1, was 2.0",
+        "db-bulkhead.workloads.batch.prediction-audit|0.02|db-bulkhead.workloads.batch.prediction-audit: db-bulkhead 'db', workload 'batch': predictionAudit needs predictiveRejection on the workload",
         "db-bulkhead.default-workload|reports|db-bulkhead.default-workload is not a declared workload [batch], was reports",
         "db-bulkhead.name|' '|db-bulkhead.name must not be blank, was ''",
         "db-bulkhead.leak-detection-threshold|-1s|db-bulkhead.leak-detection-threshold must not be negative, was PT-1S",

@@ -27,7 +27,7 @@ final class CapacityBench {
     /** What the command line asked for. */
     record Settings(List<String> scenarios, List<String> configs, List<Double> loads, List<Integer> sweep,
             int maxConcurrent, long deadlineMs, double seconds, int repetitions, int locks, int holdMillis,
-            double cpuMillis, Path report) {}
+            double cpuMillis, Path report, boolean pin) {}
 
     private final Settings settings;
     private final PrintWriter out;
@@ -36,6 +36,9 @@ final class CapacityBench {
     private final Map<String, Map<Double, Map<String, List<CapacityRun>>>> runs = new LinkedHashMap<>();
     /** scenario → one operation alone, ms. */
     private final Map<String, Double> alone = new LinkedHashMap<>();
+    /** s5-two-workloads' table, if it ran. */
+    private List<String> twoWorkloads = List.of();
+    private String pinned = "not pinned";
 
     CapacityBench(Settings settings, PrintWriter out, TestDatabase db) {
         this.settings = settings;
@@ -49,7 +52,7 @@ final class CapacityBench {
         for (String c : settings.configs()) {
             if (!c.equals(CapacityGates.STATIC)) {
                 list.add(c);
-            } else if (scenario != CapacityScenario.S3_STEP) {
+            } else if (scenario != CapacityScenario.S3_STEP && scenario != CapacityScenario.S5_TWO) {
                 settings.sweep().forEach(b -> list.add(CapacityGates.STATIC + " B=" + b));
             }
         }
@@ -57,9 +60,15 @@ final class CapacityBench {
     }
 
     void run() throws Exception {
-        int pool = settings.maxConcurrent();
+        if (settings.pin()) {
+            pinned = Pinning.pin(db, out);
+        }
         for (String label : settings.scenarios()) {
             var scenario = CapacityScenario.byLabel(label);
+            if (scenario == CapacityScenario.S5_TWO) {
+                twoWorkloads();
+                continue;
+            }
             CapacityScenario.Work work;
             double capacity;
             try (var ds = pool()) {
@@ -82,7 +91,11 @@ final class CapacityBench {
                 }
             }
         }
-        var table = table();
+        var table = new ArrayList<>(table());
+        if (!twoWorkloads.isEmpty()) {
+            table.add("");
+            table.addAll(twoWorkloads);
+        }
         table.forEach(out::println);
         targets().forEach(out::println);
         out.flush();
@@ -91,12 +104,42 @@ final class CapacityBench {
         }
     }
 
+    /** s5: capacities of each kind alone (closed loop), then the configurations round-robin. */
+    private void twoWorkloads() throws Exception {
+        double interactive;
+        double batch;
+        try (var ds = pool()) {
+            var work = CapacityScenario.S2_LOCKS.prepare(ds, settings.locks(), TwoWorkloads.INTERACTIVE_MS, 0);
+            interactive = capacity(ds, work, 2 * settings.locks(), 1.5);
+            batch = capacity(ds, new CapacityScenario.Work(CapacityScenario.S2_LOCKS, 0, settings.locks(),
+                    TwoWorkloads.BATCH_MS), 2 * settings.locks(), 1.5);
+        }
+        out.printf("s5-two-workloads: capacity alone ≈ %.0f interactive or %.0f batch ops/s; interactive at %.0f/s "
+                + "(half), batch at %.0f/s (5×)%n", interactive, batch, interactive / 2, 5 * batch);
+        out.flush();
+        var bench = new TwoWorkloads(() -> {
+            try {
+                return pool();
+            } catch (SQLException e) {
+                throw new IllegalStateException(e);
+            }
+        }, settings.maxConcurrent(), settings.locks(), settings.seconds());
+        var runs = TwoWorkloads.newRuns(settings.maxConcurrent());
+        for (int r = 0; r < settings.repetitions(); r++) {
+            for (var e : runs.entrySet()) {
+                System.gc();
+                e.getValue().add(bench.once(e.getKey(), interactive / 2, 5 * batch, 1000L * r + 7));
+            }
+        }
+        twoWorkloads = TwoWorkloads.table(runs);
+    }
+
     private HikariDataSource pool() throws SQLException {
         return Barriers.warmPool(db, settings.maxConcurrent(), Duration.ofMillis(250));
     }
 
     private static double aloneMillis(HikariDataSource ds, CapacityScenario.Work work) throws SQLException {
-        return Barriers.medianNanos(ds, work.sql(0), 15) / 1e6;
+        return Barriers.medianNanos(ds, work.sql(0, 0.5), 15) / 1e6;
     }
 
     /** Operations per second that {@code callers} in a closed loop get for {@code seconds}, straight on the pool. */
@@ -107,8 +150,9 @@ final class CapacityBench {
         try (var tasks = Executors.newVirtualThreadPerTaskExecutor()) {
             for (int i = 0; i < callers; i++) {
                 tasks.submit(() -> {
+                    var random = new java.util.Random(callers);
                     while (System.nanoTime() < end) {
-                        Barriers.plainStatement(ds, work.sql(0));
+                        Barriers.plainStatement(ds, work.sql(0, random.nextDouble()));
                         done.increment();
                     }
                     return null;
@@ -125,7 +169,7 @@ final class CapacityBench {
                 : settings.maxConcurrent();
         String label = config.startsWith(CapacityGates.STATIC) ? CapacityGates.STATIC : config;
         try (var ds = pool()) {
-            var gate = CapacityGates.of(label, ds, settings.maxConcurrent(), b);
+            var gate = CapacityGates.of(label, ds, settings.maxConcurrent(), b, settings.deadlineMs());
             return CapacityRun.run(gate, work, rate, settings.seconds(), settings.deadlineMs() * 1_000_000,
                     1000L * repetition + Math.round(rate));
         }
@@ -143,48 +187,95 @@ final class CapacityBench {
         return OverloadReport.f(v);
     }
 
+    /** The median of {@code metric} over {@code list}, and its spread: "m (min–max)". */
+    private static String spread(List<CapacityRun> list, ToDoubleFunction<CapacityRun> metric) {
+        double lo = list.stream().mapToDouble(metric).min().orElse(Double.NaN);
+        double hi = list.stream().mapToDouble(metric).max().orElse(Double.NaN);
+        return f(median(list, metric)) + (list.size() > 1 ? " (" + f(lo) + "–" + f(hi) + ")" : "");
+    }
+
     List<String> table() {
         var lines = new ArrayList<String>();
-        lines.add("| scenario | load | configuration | goodput within SLO /s | committed late | refused at once "
-                + "| wasted waits | succeeded p50 / p99 ms | failures p99 ms | mean limit | step: settled down / up s |");
-        lines.add("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+        lines.add("| scenario | load | configuration | goodput within SLO /s (min–max) | committed late | refused at once "
+                + "| admitted, then timed out | false refusals (audited) | succeeded p50 / p99 ms (p99 min–max) "
+                + "| failures p99 ms | mean limit | step: settled down / up s |");
+        lines.add("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
         runs.forEach((scenario, byLoad) -> byLoad.forEach((load, byConfig) -> byConfig.forEach((config, list) ->
                 lines.add("| " + scenario + " | " + f(load) + "× | " + config
-                        + " | " + f(median(list, CapacityRun::goodputInSlo))
+                        + " | " + spread(list, CapacityRun::goodputInSlo)
                         + " | " + f(median(list, r -> r.count(Result.LATE)))
                         + " | " + f(median(list, r -> r.count(Result.REFUSED)))
-                        + " | " + f(median(list, r -> r.count(Result.WASTED)))
+                        + " | " + f(median(list, r -> r.count(Result.WASTED))) + " ("
+                        + String.format(Locale.ROOT, "%.1f %%", 100 * median(list, CapacityRun::wastedShare)) + ")"
+                        + " | " + falseRefusals(list)
                         + " | " + f(median(list, r -> ms(r.succeeded, 50))) + " / "
-                        + f(median(list, r -> ms(r.succeeded, 99)))
+                        + spread(list, r -> ms(r.succeeded, 99))
                         + " | " + f(median(list, r -> ms(r.failed, 99)))
                         + " | " + f(median(list, r -> r.meanLimit(0, 1)))
                         + " | " + (scenario.equals(CapacityScenario.S3_STEP.label)
-                                ? f(median(list, r -> settle(r, 1 / 3.0, CapacityScenario.STEP_LOW))) + " / "
-                                        + f(median(list, r -> settle(r, 2 / 3.0, CapacityScenario.STEP_HIGH)))
+                                ? f(median(list, r -> settle(r, 1 / 3.0))) + " / "
+                                        + f(median(list, r -> settle(r, 2 / 3.0)))
                                 : "") + " |"))));
         return lines;
     }
 
-    /** Seconds from the step at {@code fraction} until the limit is first within 20 % of {@code optimum}. */
-    static double settle(CapacityRun run, double fraction, int optimum) {
+    /**
+     * The audited share of predicted refusals that would have been served in time, over all runs, with its 95 %
+     * Wilson interval: "4.2 % [2.1–8.0] of 240".
+     */
+    static String falseRefusals(List<CapacityRun> list) {
+        long audited = list.stream().mapToLong(r -> r.audits[0]).sum();
+        long served = list.stream().mapToLong(r -> r.audits[1]).sum();
+        if (audited == 0) {
+            return "–";
+        }
+        double[] ci = wilson(served, audited);
+        return String.format(Locale.ROOT, "%.1f %% [%.1f–%.1f] of %d", 100.0 * served / audited, 100 * ci[0],
+                100 * ci[1], audited);
+    }
+
+    /** The 95 % Wilson score interval of {@code k} successes in {@code n}. */
+    static double[] wilson(long k, long n) {
+        double z = 1.96;
+        double p = (double) k / n;
+        double denominator = 1 + z * z / n;
+        double centre = (p + z * z / (2 * n)) / denominator;
+        double half = z * Math.sqrt(p * (1 - p) / n + z * z / (4.0 * n * n)) / denominator;
+        return new double[] {Math.max(0, centre - half), Math.min(1, centre + half)};
+    }
+
+    /**
+     * Seconds from the step at {@code fraction} until the limit is first within 20 % of where it settles: its mean
+     * over the last third of that phase (the capacity step changes the phase every third of the run).
+     */
+    static double settle(CapacityRun run, double fraction) {
         double step = fraction * run.seconds;
+        double phaseEnd = step + run.seconds / 3;
+        double settled = run.limits.stream().filter(s -> s[0] >= phaseEnd - run.seconds / 9 && s[0] < phaseEnd)
+                .mapToDouble(s -> s[1]).average().orElse(Double.NaN);
         for (double[] s : run.limits) {
-            if (s[0] >= step && Math.abs(s[1] - optimum) <= 0.2 * optimum) {
+            if (s[0] >= step && Math.abs(s[1] - settled) <= 0.2 * settled) {
                 return s[0] - step;
             }
         }
         return Double.NaN;
     }
 
-    /** The targets for S1 and S2 at 5× and 10×, met or missed, with the numbers. */
+    /**
+     * The targets, per scenario and load: adaptive goodput within SLO ≥ 0.97 × the best static B and ≥ the better of
+     * Gradient2 and Vegas, with successes p99 ≤ the lower of theirs; met or missed, with the numbers.
+     */
     List<String> targets() {
         var lines = new ArrayList<String>();
         runs.forEach((scenario, byLoad) -> byLoad.forEach((load, byConfig) -> {
             var adaptive = byConfig.get(CapacityGates.ADAPTIVE);
-            if (adaptive == null || scenario.equals(CapacityScenario.S3_STEP.label)) {
+            if (adaptive == null) {
                 return;
             }
             double ours = median(adaptive, CapacityRun::goodputInSlo);
+            double oursP99 = median(adaptive, r -> ms(r.succeeded, 99));
+            var line = new StringBuilder(String.format(Locale.ROOT, "%s at %s×: adaptive %.0f/s within SLO, p99 %.1f ms",
+                    scenario, f(load), ours, oursP99));
             String best = null;
             double bestGoodput = -1;
             for (var e : byConfig.entrySet()) {
@@ -194,24 +285,33 @@ final class CapacityBench {
                     bestGoodput = g;
                 }
             }
-            var line = new StringBuilder(String.format(Locale.ROOT, "%s at %s×: adaptive %.0f/s within SLO", scenario,
-                    f(load), ours));
             if (best != null) {
-                line.append(String.format(Locale.ROOT, "; best static (%s) %.0f/s: %.2f× (target ≥ 0.95)", best,
-                        bestGoodput, ours / bestGoodput));
+                line.append(String.format(Locale.ROOT, "; best static (%s) %.0f/s: %.2f× (≥ 0.97: %s)", best,
+                        bestGoodput, ours / bestGoodput, ours >= 0.97 * bestGoodput ? "met" : "missed"));
             }
+            double peerGoodput = -1;
+            double peerP99 = Double.MAX_VALUE;
             for (String peer : List.of(CapacityGates.GRADIENT2, CapacityGates.VEGAS)) {
                 if (byConfig.containsKey(peer)) {
-                    line.append(String.format(Locale.ROOT, "; %s %.0f/s", peer,
-                            median(byConfig.get(peer), CapacityRun::goodputInSlo)));
+                    double g = median(byConfig.get(peer), CapacityRun::goodputInSlo);
+                    double p = median(byConfig.get(peer), r -> ms(r.succeeded, 99));
+                    peerGoodput = Math.max(peerGoodput, g);
+                    peerP99 = Math.min(peerP99, p);
+                    line.append(String.format(Locale.ROOT, "; %s %.0f/s p99 %.1f ms", peer, g, p));
                 }
             }
-            line.append(String.format(Locale.ROOT, "; succeeded p99 %.1f ms vs 2 × alone %.1f ms", median(adaptive,
-                    r -> ms(r.succeeded, 99)), 2 * alone.get(scenario)));
-            // Drift: the mean limit over the last fifth of the run against the fifth after the first tenth.
-            line.append(String.format(Locale.ROOT, "; limit drift %+.0f %% (mean %.1f then %.1f)",
-                    100 * (median(adaptive, r -> r.meanLimit(0.8, 1) / r.meanLimit(0.1, 0.3)) - 1),
-                    median(adaptive, r -> r.meanLimit(0.1, 0.3)), median(adaptive, r -> r.meanLimit(0.8, 1))));
+            if (peerGoodput >= 0) {
+                line.append(String.format(Locale.ROOT, "; goodput ≥ the better of them: %s (%.2f×), p99 ≤ the lower: "
+                        + "%s", ours >= peerGoodput ? "met" : "missed", ours / peerGoodput, oursP99 <= peerP99 ? "met"
+                        : "missed"));
+            }
+            line.append(String.format(Locale.ROOT, "; admitted then timed out %.1f %% (≤ 1 %%), false refusals %s",
+                    100 * median(adaptive, CapacityRun::wastedShare), falseRefusals(adaptive)));
+            if (settings.seconds() >= 60) {
+                line.append(String.format(Locale.ROOT, "; limit drift %+.0f %% (mean %.1f then %.1f)",
+                        100 * (median(adaptive, r -> r.meanLimit(0.8, 1) / r.meanLimit(0.1, 0.3)) - 1),
+                        median(adaptive, r -> r.meanLimit(0.1, 0.3)), median(adaptive, r -> r.meanLimit(0.8, 1))));
+            }
             lines.add(line.toString());
         }));
         return lines;
@@ -220,11 +320,11 @@ final class CapacityBench {
     private void write(List<String> table) throws IOException {
         var md = new StringBuilder("# Capacity scenarios\n\n");
         md.append(String.format(Locale.ROOT, "B max = pool = %d, deadline %d ms from each arrival's intended start, "
-                + "Poisson arrivals at the loads × the measured capacity for %.0f s, %d repetition(s) (medians), "
-                + "K = %d locks held %d ms (s2), CPU %.1f ms (s1), database: %s, JDK %s.%n%n",
-                settings.maxConcurrent(), settings.deadlineMs(), settings.seconds(), settings.repetitions(),
-                settings.locks(), settings.holdMillis(), settings.cpuMillis(),
-                db.isEmbedded() ? "embedded PostgreSQL" : "DB_URL", Runtime.version()));
+                + "Poisson arrivals at the loads × the measured capacity for %.0f s, %d repetition(s) round-robin "
+                + "(medians, spread min–max), K = %d locks held %d ms (s2), CPU %.1f ms (s1), database: %s, JDK %s, "
+                + "%s.%n%n", settings.maxConcurrent(), settings.deadlineMs(), settings.seconds(),
+                settings.repetitions(), settings.locks(), settings.holdMillis(), settings.cpuMillis(),
+                db.isEmbedded() ? "embedded PostgreSQL" : "DB_URL", Runtime.version(), pinned));
         alone.forEach((s, ms) -> md.append(String.format(Locale.ROOT, "- %s: one operation alone %.1f ms%n", s, ms)));
         md.append('\n');
         table.forEach(l -> md.append(l).append('\n'));
@@ -245,7 +345,7 @@ final class CapacityBench {
         s.append(String.format(Locale.ROOT, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
                 + "font-family=\"sans-serif\" font-size=\"12\">%n<rect width=\"100%%\" height=\"100%%\" "
                 + "fill=\"white\"/>%n", w, runs.size() * (panel + 50) + 20));
-        String[] colours = {"#2b7bd9", "#d9822b", "#5aa02c", "#a02c8f"};
+        String[] colours = {"#2b7bd9", "#d9822b", "#5aa02c", "#a02c8f", "#888800"};
         int y = 20;
         for (var scenario : runs.entrySet()) {
             double load = scenario.getValue().keySet().stream().mapToDouble(Double::doubleValue).max().orElse(0);
@@ -261,7 +361,8 @@ final class CapacityBench {
             s.append(String.format(Locale.ROOT, "<text x=\"20\" y=\"%d\">%.0f</text><text x=\"20\" y=\"%d\">0</text>"
                     + "<text x=\"%d\" y=\"%d\">%.0f s</text>%n", top + 10, max, top + h, w - 60, top + h + 14, seconds));
             int k = 0;
-            for (String config : List.of(CapacityGates.ADAPTIVE, CapacityGates.GRADIENT2, CapacityGates.VEGAS)) {
+            for (String config : List.of(CapacityGates.ADAPTIVE, CapacityGates.GRADIENT2, CapacityGates.VEGAS,
+                    CapacityGates.AIMD)) {
                 var list = byConfig.get(config);
                 if (list == null) {
                     continue;

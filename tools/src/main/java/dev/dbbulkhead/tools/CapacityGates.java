@@ -2,6 +2,7 @@ package dev.dbbulkhead.tools;
 
 import com.netflix.concurrency.limits.Limit;
 import com.netflix.concurrency.limits.Limiter;
+import com.netflix.concurrency.limits.limit.AIMDLimit;
 import com.netflix.concurrency.limits.limit.Gradient2Limit;
 import com.netflix.concurrency.limits.limit.VegasLimit;
 import com.netflix.concurrency.limits.limiter.SimpleLimiter;
@@ -30,6 +31,11 @@ final class CapacityGates {
 
         /** The limit in force now (the pool size or B for fixed ones). */
         int limit();
+
+        /** Predictive rejection's audit so far: {audited, served in time}; zeros without one. */
+        default long[] audits() {
+            return new long[2];
+        }
     }
 
     /** A limiter of Netflix's refused the operation at once. */
@@ -52,13 +58,22 @@ final class CapacityGates {
     static final String ADAPTIVE = "db-bulkhead-adaptive";
     static final String GRADIENT2 = "gradient2";
     static final String VEGAS = "vegas";
-    static final java.util.List<String> ALL = java.util.List.of(POOL_ONLY, STATIC, FIXED, ADAPTIVE, GRADIENT2, VEGAS);
+    static final String AIMD = "aimd";
+    static final java.util.List<String> ALL = java.util.List.of(POOL_ONLY, STATIC, FIXED, ADAPTIVE, GRADIENT2, VEGAS,
+            AIMD);
+    /** The share of predicted refusals that the adaptive configuration admits anyway, to count the false ones. */
+    static final double AUDIT = 0.02;
 
     /**
      * The gate called {@code label} over {@code pool}: B = {@code concurrent} (the sweep's value for
      * {@code static}), Q = B (B / 4 for the adaptive one).
      */
     static Gate of(String label, DataSource pool, int poolSize, int concurrent) {
+        return of(label, pool, poolSize, concurrent, 300);
+    }
+
+    /** {@link #of(String, DataSource, int, int)}; {@code deadlineMs}: AIMD's latency timeout. */
+    static Gate of(String label, DataSource pool, int poolSize, int concurrent, long deadlineMs) {
         return switch (label) {
             case POOL_ONLY -> new Gate() {
                 @Override
@@ -74,18 +89,59 @@ final class CapacityGates {
             case STATIC, FIXED -> bulkhead(DbBulkhead.builder(pool).name(label).workload("w", concurrent, concurrent)
                     .build().workload("w"));
             // Q = B / 4: the queue in front of a limit near the database's capacity stays short.
-            case ADAPTIVE -> bulkhead(DbBulkhead.builder(pool).name(label).workload("w", concurrent,
-                    Math.max(1, concurrent / 4)).adaptiveLimit("w", 1).predictiveRejection("w").build().workload("w"));
+            case ADAPTIVE -> audited(pool, label, concurrent);
             // Netflix's defaults (initial 20, Gradient2's min 20) exceed a database pool: min 1, max B, initial B/2.
             case GRADIENT2 -> netflix(pool, Gradient2Limit.newBuilder().minLimit(1).maxConcurrency(concurrent)
                     .initialLimit(Math.max(1, concurrent / 2)).build());
             case VEGAS -> netflix(pool, VegasLimit.newBuilder().maxConcurrency(concurrent)
                     .initialLimit(Math.max(1, concurrent / 2)).build());
+            // AIMD backs off on a drop or on a latency above its timeout: the deadline.
+            case AIMD -> netflix(pool, AIMDLimit.newBuilder().minLimit(1).maxLimit(concurrent)
+                    .initialLimit(Math.max(1, concurrent / 2))
+                    .timeout(deadlineMs, java.util.concurrent.TimeUnit.MILLISECONDS).build());
             default -> throw new IllegalArgumentException("unknown configuration '" + label + "'; known: " + ALL);
         };
     }
 
-    private static Gate bulkhead(Workload w) {
+    /**
+     * db-bulkhead adaptive with predictive rejection, Q = B / 4 (the queue in front of a limit near the database's
+     * capacity stays short), auditing {@value #AUDIT} of its refusals.
+     */
+    private static Gate audited(DataSource pool, String label, int concurrent) {
+        var audited = new java.util.concurrent.atomic.LongAdder();
+        var served = new java.util.concurrent.atomic.LongAdder();
+        var listener = new dev.dbbulkhead.BulkheadListener() {
+            @Override
+            public void onPredictionAudited(Workload workload, boolean servedInTime, long waitedNanos) {
+                audited.increment();
+                if (servedInTime) {
+                    served.increment();
+                }
+            }
+        };
+        Workload w = DbBulkhead.builder(pool).name(label).workload("w", concurrent, Math.max(1, concurrent / 4))
+                .adaptiveLimit("w", 1).predictiveRejection("w").predictionAudit("w", AUDIT).listener(listener)
+                .build().workload("w");
+        Gate inner = bulkhead(w);
+        return new Gate() {
+            @Override
+            public void execute(long deadline, Barriers.Operation op) throws SQLException, InterruptedException {
+                inner.execute(deadline, op);
+            }
+
+            @Override
+            public int limit() {
+                return inner.limit();
+            }
+
+            @Override
+            public long[] audits() {
+                return new long[] {audited.sum(), served.sum()};
+            }
+        };
+    }
+
+    static Gate bulkhead(Workload w) {
         return new Gate() {
             @Override
             public void execute(long deadline, Barriers.Operation op) throws SQLException, InterruptedException {

@@ -47,6 +47,8 @@ final class CapacityRun {
     /** (seconds since the start, limit in force, K) every 50 ms. */
     final List<double[]> limits = new ArrayList<>();
     double seconds;
+    /** Predictive rejection's audit: {audited, served in time}. */
+    long[] audits = new long[2];
 
     private CapacityRun() {
         for (Result r : Result.values()) {
@@ -56,6 +58,12 @@ final class CapacityRun {
 
     long count(Result r) {
         return counts.get(r).sum();
+    }
+
+    /** Admitted callers (everyone not refused at once) that then timed out, as a share of them. */
+    double wastedShare() {
+        long admitted = count(Result.IN_SLO) + count(Result.LATE) + count(Result.WASTED) + count(Result.OTHER);
+        return admitted == 0 ? 0 : (double) count(Result.WASTED) / admitted;
     }
 
     /** Successes within their deadline per second. */
@@ -99,7 +107,7 @@ final class CapacityRun {
                     LockSupport.parkNanos(intended - now);
                 }
                 long at = intended;
-                String sql = work.sql((at - start) / (double) duration);
+                String sql = work.sql((at - start) / (double) duration, random.nextDouble());
                 started++;
                 tasks.execute(() -> {
                     run.operation(gate, sql, at, at + deadlineNanos);
@@ -112,6 +120,7 @@ final class CapacityRun {
             stop.countDown();
             sampler.join();
         }
+        run.audits = gate.audits();
         return run;
     }
 

@@ -11,13 +11,18 @@ import javax.sql.DataSource;
  * <li>{@code s1-cpu}: each operation burns CPU in PostgreSQL (md5 over a calibrated {@code generate_series}, about
  * {@code cpuMillis} alone), so throughput peaks near the number of cores and latency grows past it;</li>
  * <li>{@code s2-locks}: each operation holds one of K advisory locks for {@code holdMillis}: capacity is exactly K;</li>
- * <li>{@code s3-step}: the same with K = 8 for the first third of the run, 2 for the second, 8 again for the last.</li>
+ * <li>{@code s3-step}: the same with K = 8 for the first third of the run, 2 for the second, 8 again for the last;</li>
+ * <li>{@code s4-mixed}: the K locks, 90 % of the operations holding one for 2 ms and 10 % for 100 ms;</li>
+ * <li>{@code s5-two-workloads}: the K locks shared by an interactive workload (5 ms, 100 ms deadline) and a batch
+ * one (50 ms, 5 s deadline), run by {@link TwoWorkloads}.</li>
  * </ul>
  */
 enum CapacityScenario {
     S1_CPU("s1-cpu"),
     S2_LOCKS("s2-locks"),
-    S3_STEP("s3-step");
+    S3_STEP("s3-step"),
+    S4_MIXED("s4-mixed"),
+    S5_TWO("s5-two-workloads");
 
     static final int STEP_HIGH = 8;
     static final int STEP_LOW = 2;
@@ -48,12 +53,13 @@ enum CapacityScenario {
 
     /** What one operation runs, and its capacity over time. */
     record Work(CapacityScenario scenario, int md5Rounds, int locks, int holdMillis) {
-        /** The SQL of an operation starting {@code fraction} (0..1) into the run. */
-        String sql(double fraction) {
+        /** The SQL of an operation starting {@code fraction} (0..1) into the run; {@code u}: uniform in [0, 1). */
+        String sql(double fraction, double u) {
             return switch (scenario) {
                 case S1_CPU -> "SELECT count(md5(g::text)) FROM generate_series(1, " + md5Rounds + ") g";
-                case S2_LOCKS -> LockSlots.sql(locks, holdMillis);
+                case S2_LOCKS, S5_TWO -> LockSlots.sql(locks, holdMillis);
                 case S3_STEP -> LockSlots.sql(capacityAt(fraction), holdMillis);
+                case S4_MIXED -> LockSlots.sql(locks, u < 0.9 ? 2 : 100);
             };
         }
 
@@ -61,7 +67,7 @@ enum CapacityScenario {
         int capacityAt(double fraction) {
             return switch (scenario) {
                 case S1_CPU -> 0;
-                case S2_LOCKS -> locks;
+                case S2_LOCKS, S4_MIXED, S5_TWO -> locks;
                 case S3_STEP -> fraction < 1 / 3.0 || fraction >= 2 / 3.0 ? STEP_HIGH : STEP_LOW;
             };
         }

@@ -84,8 +84,14 @@ public final class FleetCommand implements Callable<Integer> {
     String pgbouncer;
 
     @Option(names = "--topologies", split = ",", defaultValue = "direct-over-budget,direct-within-budget,pgbouncer",
-            paramLabel = "NAME", description = "Topologies to run (default: ${DEFAULT-VALUE}).")
+            paramLabel = "NAME", description = {"Topologies to run (default: ${DEFAULT-VALUE}); also "
+                    + "direct-within-budget-adaptive and pgbouncer-adaptive: the same with every instance's limit "
+                    + "adaptive (B = its pool)."})
     List<String> topologies;
+
+    @Option(names = "--kill-one", description = "During the rolling deploy, kill one old instance with SIGKILL "
+            + "(its connections and transactions are cut, its result lost).")
+    boolean killOne;
 
     @Option(names = "--report", paramLabel = "DIR", description = "Also write fleet.md and fleet.svg there.")
     Path report;
@@ -144,13 +150,14 @@ public final class FleetCommand implements Callable<Integer> {
             problems.add("--deadline must be between 1 and 60000 ms, was " + deadlineMillis);
         }
         for (String t : topologies) {
-            if (!List.of("direct-over-budget", "direct-within-budget", "pgbouncer").contains(t)) {
+            if (!List.of("direct-over-budget", "direct-within-budget", "pgbouncer", "direct-within-budget-adaptive",
+                    "pgbouncer-adaptive").contains(t)) {
                 problems.add("unknown topology '" + t + "'");
             }
         }
         int withinPool = problems.isEmpty()
                 ? (int) ConnectionBudget.of(instances, surge, 1, Map.of(), limit, 0).largestPoolThatFits() : 0;
-        if (problems.isEmpty() && withinPool < 1 && topologies.contains("direct-within-budget")) {
+        if (problems.isEmpty() && withinPool < 1 && topologies.stream().anyMatch(t -> t.startsWith("direct-within"))) {
             problems.add("--limit " + limit + " leaves no connection for each of " + (instances + surge) + " instances");
         }
         if (!problems.isEmpty()) {
@@ -159,7 +166,7 @@ public final class FleetCommand implements Callable<Integer> {
         }
         String user = System.getenv().getOrDefault("DB_USER", "postgres");
         String password = System.getenv().getOrDefault("DB_PASSWORD", "");
-        if (topologies.contains("pgbouncer") || !faultList.isEmpty()) {
+        if (topologies.stream().anyMatch(t -> t.startsWith("pgbouncer")) || !faultList.isEmpty()) {
             try (var console = AdminConsole.connect(pgbouncer, user, password)) {
                 console.query("SHOW POOLS");
             } catch (IOException | RuntimeException e) {
@@ -186,8 +193,8 @@ public final class FleetCommand implements Callable<Integer> {
         var results = new LinkedHashMap<String, FleetReport.Run>();
         try {
             for (String topology : topologies) {
-                boolean viaPgBouncer = topology.equals("pgbouncer");
-                int size = topology.equals("direct-within-budget") ? withinPool : pool;
+                boolean viaPgBouncer = topology.startsWith("pgbouncer");
+                int size = topology.startsWith("direct-within-budget") ? withinPool : pool;
                 out.printf("%s: %d instances (+%d during the deploy), pool %d each, %s%n", topology, instances, surge,
                         size, viaPgBouncer ? "through PgBouncer" : "straight to PostgreSQL");
                 out.flush();
@@ -214,6 +221,12 @@ public final class FleetCommand implements Callable<Integer> {
             Files.writeString(report.resolve("fleet.md"), "# Fleet run\n\n" + settings + "\n\n" + String.join("\n", table)
                     + "\n\n![server connections over time](fleet.svg)\n", StandardCharsets.UTF_8);
             Files.writeString(report.resolve("fleet.svg"), FleetReport.svg(results, limit), StandardCharsets.UTF_8);
+            String adaptiveChart = FleetReport.adaptiveSvg(results, poolerPool(user, password));
+            if (adaptiveChart != null) {
+                Files.writeString(report.resolve("fleet-adaptive.svg"), adaptiveChart, StandardCharsets.UTF_8);
+                Files.writeString(report.resolve("fleet.md"), "\n![Σ L, clients waiting, server connections]"
+                        + "(fleet-adaptive.svg)\n", StandardCharsets.UTF_8, java.nio.file.StandardOpenOption.APPEND);
+            }
             out.println("report: " + report.toAbsolutePath());
         }
         for (var run : results.entrySet()) {
@@ -267,6 +280,20 @@ public final class FleetCommand implements Callable<Integer> {
         return 0;
     }
 
+    /** PgBouncer's pool size for the fleet's database (its default_pool_size), or 0 when it cannot be read. */
+    private int poolerPool(String user, String password) {
+        try (var console = AdminConsole.connect(pgbouncer, user, password)) {
+            for (var row : console.query("SHOW CONFIG")) {
+                if ("default_pool_size".equals(row.get("key"))) {
+                    return Integer.parseInt(row.get("value"));
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            // the chart goes without the line
+        }
+        return 0;
+    }
+
     /** {@code bulkhead} in {@code jdbc:postgresql://host:port/bulkhead?prepareThreshold=0}. */
     static String databaseOf(String jdbcUrl) {
         String rest = jdbcUrl.substring(jdbcUrl.indexOf("//") + 2);
@@ -287,7 +314,8 @@ public final class FleetCommand implements Callable<Integer> {
         var java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         var pb = new ProcessBuilder(java, "-Xmx128m", "-XX:TieredStopAtLevel=1", "-cp",
                 System.getProperty("java.class.path"), FleetInstance.class.getName(), name, ROLE,
-                Integer.toString(size), Integer.toString(size), Integer.toString(size), "50", Double.toString(rate), sql);
+                Integer.toString(size), Integer.toString(size), Integer.toString(size), "50", Double.toString(rate), sql,
+                name.contains("-adaptive-") ? "adaptive" : "static");
         pb.environment().put(FleetInstance.URL_VARIABLE, url);
         pb.environment().put("DB_PASSWORD", "");
         return pb;
@@ -337,14 +365,21 @@ public final class FleetCommand implements Callable<Integer> {
                 }
                 pause();
                 var results = new ArrayList<Map<String, String>>();
+                var limits = new ArrayList<List<long[]>>();
+                if (killOne && instances > surge) {
+                    Process victim = all.get(surge); // an old instance that the deploy would have kept
+                    victim.destroyForcibly(); // SIGKILL: its transactions and connections cut
+                    out.println("  killed " + topology + "-old-" + surge + " (SIGKILL)");
+                    out.flush();
+                }
                 for (int i = 0; i < surge; i++) {
-                    results.add(stop(all.get(i))); // the rolling deploy retires as many old instances as it started
+                    results.add(stop(all.get(i), limits)); // the deploy retires as many old instances as it started
                 }
                 pause();
                 for (Process p : all.subList(surge, all.size())) {
-                    results.add(stop(p));
+                    results.add(stop(p, limits));
                 }
-                return new FleetReport.Run(results, sampler.samples(), sampler.failure());
+                return new FleetReport.Run(results, sampler.samples(), sampler.failure(), limits, sampler.startMillis());
             } finally {
                 sampler.stop();
                 samplerThread.join(2_000);
@@ -366,8 +401,8 @@ public final class FleetCommand implements Callable<Integer> {
             return p;
         }
 
-        /** Closes its input (stop), waits for its result line. */
-        private Map<String, String> stop(Process p) {
+        /** Closes its input (stop), waits for its result line; its limit lines go to {@code limits}. */
+        private Map<String, String> stop(Process p, List<List<long[]>> limits) {
             var result = new LinkedHashMap<String, String>();
             try {
                 if (p.isAlive()) {
@@ -375,13 +410,21 @@ public final class FleetCommand implements Callable<Integer> {
                 }
                 String text = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
                 p.waitFor(30, TimeUnit.SECONDS);
+                var series = new ArrayList<long[]>();
                 for (String line : text.split("\n")) {
+                    if (line.startsWith("limit ")) {
+                        String[] parts = line.trim().split(" ");
+                        series.add(new long[] {Long.parseLong(parts[1]), Long.parseLong(parts[2])});
+                    }
                     if (line.startsWith("result ")) {
                         for (String kv : line.substring(7).trim().split(" ")) {
                             int eq = kv.indexOf('=');
                             result.put(kv.substring(0, eq), kv.substring(eq + 1));
                         }
                     }
+                }
+                if (!series.isEmpty()) {
+                    limits.add(series);
                 }
             } catch (IOException e) {
                 result.put("error", e.getMessage());

@@ -18,7 +18,8 @@ import org.HdrHistogram.ConcurrentHistogram;
 /**
  * One instance of the fleet run, in its own JVM: a HikariCP pool and a db-bulkhead barrier, driven by open-loop
  * arrivals until its standard input closes (the coordinator's "stop"), then one {@code result} line on standard
- * output. Arguments: name, user, pool size, B, Q, queue wait ms, arrivals per second, SQL; the JDBC URL comes from
+ * output (and, for an adaptive one, a {@code limit <epoch ms> <L>} line every 200 ms before it). Arguments: name,
+ * user, pool size, B, Q, queue wait ms, arrivals per second, SQL, and optionally {@code adaptive}; the JDBC URL comes from
  * {@value #URL_VARIABLE} and the password from {@code DB_PASSWORD}: nothing secret on the command line.
  */
 public final class FleetInstance {
@@ -36,6 +37,7 @@ public final class FleetInstance {
         var wait = Duration.ofMillis(Long.parseLong(args[5]));
         double rate = Double.parseDouble(args[6]);
         String sql = args[7];
+        boolean adaptive = args.length > 8 && args[8].equals("adaptive");
         var config = new HikariConfig();
         config.setJdbcUrl(System.getenv(URL_VARIABLE));
         config.setUsername(user);
@@ -51,7 +53,23 @@ public final class FleetInstance {
         var inside = new AtomicInteger();
         var peakInside = new AtomicInteger();
         try (var ds = new HikariDataSource(config); var load = Executors.newVirtualThreadPerTaskExecutor()) {
-            var db = DbBulkhead.builder(ds).name(name).workload("default", concurrent, extra).build();
+            var builder = DbBulkhead.builder(ds).name(name).workload("default", concurrent, extra);
+            if (adaptive) {
+                builder.adaptiveLimit("default", 1);
+            }
+            var db = builder.build();
+            if (adaptive) {
+                Thread.ofPlatform().daemon().name("limit-reporter").start(() -> {
+                    while (true) {
+                        System.out.println("limit " + System.currentTimeMillis() + " " + db.workload("default").limit());
+                        try {
+                            Thread.sleep(200);
+                        } catch (InterruptedException e) {
+                            return;
+                        }
+                    }
+                });
+            }
             var stopped = Thread.ofPlatform().daemon().start(FleetInstance::awaitStdinClosed);
             long interval = (long) (1e9 / rate);
             long start = System.nanoTime();

@@ -15,6 +15,13 @@ final class FleetSampler implements Runnable {
     /** One sample; the PgBouncer columns are -1 without PgBouncer. */
     record Sample(long millis, int serverConnections, int clientsActive, int clientsWaiting, int poolerServers) {}
 
+    private volatile long startMillis;
+
+    /** When sampling started, epoch milliseconds (the instances' limit reports are in epoch milliseconds). */
+    long startMillis() {
+        return startMillis;
+    }
+
     private final String url;
     private final String user;
     private final String password;
@@ -35,6 +42,7 @@ final class FleetSampler implements Runnable {
     @Override
     public void run() {
         long start = System.nanoTime();
+        startMillis = System.currentTimeMillis();
         AdminConsole pgbouncer = null;
         try (Connection c = DriverManager.getConnection(url, user, password);
                 var q = c.prepareStatement("SELECT count(*) FROM pg_stat_activity WHERE usename = ?")) {

@@ -81,7 +81,9 @@ public final class OverloadCommand implements Callable<Integer> {
 
     @Option(names = "--scenarios", split = ",", paramLabel = "NAME", defaultValue = "burst,open-loop",
             description = "Scenarios: burst, open-loop; and the capacity ones, for adaptive limits: s1-cpu (CPU-bound "
-                    + "work), s2-locks (K advisory locks), s3-step (K = 8, then 2, then 8) (default: ${DEFAULT-VALUE}).")
+                    + "work), s2-locks (K advisory locks), s3-step (K = 8, then 2, then 8), s4-mixed (90 %% 2 ms, 10 %% "
+                    + "100 ms on the K locks), s5-two-workloads (interactive 5 ms / 100 ms deadline beside batch 50 ms "
+                    + "/ 5 s) (default: ${DEFAULT-VALUE}).")
     List<String> scenarios;
 
     @Option(names = "--capacity-configs", split = ",", paramLabel = "NAME",
@@ -125,6 +127,10 @@ public final class OverloadCommand implements Callable<Integer> {
     @Option(names = "--report", paramLabel = "DIR", description = "Also write DIR/overload.md and DIR/overload.svg.")
     Path report;
 
+    @Option(names = "--pin", description = "Capacity scenarios: PostgreSQL on CPU 0, this tool on the others "
+            + "(taskset; the server must be local and readable by this user), so that they stop sharing a core.")
+    boolean pin;
+
     @Override
     public Integer call() throws Exception {
         validate();
@@ -137,7 +143,7 @@ public final class OverloadCommand implements Callable<Integer> {
         }
         if (!capacity.isEmpty()) {
             new CapacityBench(new CapacityBench.Settings(capacity, capacityConfigs, loads, sweep, maxConcurrent,
-                    deadlineMs, durationSeconds, repetitions, locks, holdMs, cpuMs, report), out, db).run();
+                    deadlineMs, durationSeconds, repetitions, locks, holdMs, cpuMs, report, pin), out, db).run();
         }
         return 0;
     }
@@ -229,7 +235,8 @@ public final class OverloadCommand implements Callable<Integer> {
         }
         for (String s : scenarios) {
             if (!s.equals("burst") && !s.equals("open-loop") && !CapacityScenario.isOne(s)) {
-                errors.add("--scenarios: unknown '" + s + "'; known: burst, open-loop, s1-cpu, s2-locks, s3-step");
+                errors.add("--scenarios: unknown '" + s + "'; known: burst, open-loop, s1-cpu, s2-locks, s3-step, "
+                        + "s4-mixed, s5-two-workloads");
             }
         }
         for (String c : capacityConfigs) {

@@ -59,20 +59,25 @@ class OverloadCommandTest {
      */
     @Test
     void aSmokeRunOfEachCapacityScenarioComparesTheLimitersAndWritesAReport(@TempDir Path dir) throws Exception {
-        Cli.Result r = Cli.run("overload", "--scenarios", "s1-cpu,s2-locks,s3-step", "--loads", "2", "--duration",
+        Cli.Result r = Cli.run("overload", "--scenarios", "s1-cpu,s2-locks,s3-step,s4-mixed,s5-two-workloads", "--loads", "2", "--duration",
                 "1", "--repetitions", "1", "--sweep", "2", "--max-concurrent", "4", "--locks", "2", "--hold", "5",
                 "--cpu", "2", "--capacity-configs", "static,db-bulkhead-adaptive,gradient2,vegas", "--report",
                 dir.toString());
         assertThat(r.exit()).as(r.err()).isZero();
-        List<String> rows = Arrays.stream(r.out().split("\n")).filter(l -> l.matches("\\| s[123]-.*")).toList();
-        // s1 and s2: static B=2, adaptive, gradient2, vegas; s3 has no static sweep.
-        assertThat(rows).hasSize(4 + 4 + 3);
+        List<String> rows = Arrays.stream(r.out().split("\n")).filter(l -> l.matches("\\| s[1234]-.*")).toList();
+        // s1, s2 and s4: static B=2, adaptive, gradient2, vegas; s3 has no static sweep.
+        assertThat(rows).hasSize(4 + 4 + 3 + 4);
         for (String row : rows) {
             String[] cells = row.split("\\|");
-            assertThat(Double.parseDouble(cells[4].trim())).as("goodput within SLO: %s", row).isPositive();
-            assertThat(Double.parseDouble(cells[10].trim())).as("mean limit: %s", row).isBetween(1.0, 4.0);
+            // goodput "median (min–max)"; mean limit in the 11th column
+            assertThat(Double.parseDouble(cells[4].trim().split(" ")[0])).as("goodput within SLO: %s", row)
+                    .isPositive();
+            assertThat(Double.parseDouble(cells[11].trim())).as("mean limit: %s", row).isBetween(1.0, 4.0);
         }
-        assertThat(r.out()).contains("s2-locks at 2.0×: adaptive");
+        assertThat(r.out()).contains("s2-locks at 2.0×: adaptive", "s4-mixed at 2.0×: adaptive");
+        // s5: fixed and adaptive, each with the budget split evenly and towards the interactive workload
+        assertThat(Arrays.stream(r.out().split("\n")).filter(l -> l.matches("\\| (db-bulkhead|adaptive) \\d+ / \\d+ \\|.*")))
+                .hasSize(4);
         assertThat(Files.readString(dir.resolve("capacity.md"))).contains("# Capacity scenarios", "| s3-step |");
         var svg = DocumentBuilderFactory.newInstance().newDocumentBuilder().parse(dir.resolve("capacity.svg").toFile());
         assertThat(svg.getElementsByTagName("polyline").getLength()).as("limit and K lines").isGreaterThanOrEqualTo(9);
