@@ -25,7 +25,7 @@ import java.lang.invoke.VarHandle;
  *
  * <p><b>The rule.</b> With K truly parallel resources (cores, locks) and n > K in flight, R grows as n/K × R₀ while
  * throughput n/R stays at K/R₀; but an operation also spends time outside the resource (round trips, begin, commit),
- * so throughput still rises a little past K. Accepting a hold up to {@code (1 + τ) × R₀} (τ = {@value #TOLERANCE})
+ * so throughput still rises a little past K. Accepting a hold up to {@code (1 + τ) × R₀} (τ = 1 by default)
  * keeps at least {@code 1 − f/(1 + τ)} of the most throughput any concurrency gives, f being the share of R₀ spent
  * outside the resource, at a hold no worse than twice the uncontended one. So, when the limit binds:
  * <ul>
@@ -42,8 +42,10 @@ import java.lang.invoke.VarHandle;
  * nothing about capacity.
  *
  * <p><b>Measuring R₀ again</b> costs at most a few percent whatever the hold time: every
- * {@value #REMEASURE_WINDOWS} windows (and at least {@value #REMEASURE_SECONDS} s), one window at the minimum,
- * {@value #REMEASURE_HOLDS} mean holds long (two to drain what the higher limit admitted, one measured), then back. A
+ * {@value #REMEASURE_WINDOWS} windows (and at least {@value #REMEASURE_SECONDS} s), the limit drops to the minimum
+ * until no more than the minimum hold permits (the drain: about one hold; two mean holds at most), then measures
+ * {@value #REMEASURE_COMPLETIONS} completions of operations admitted after the drain (the time they take at the last
+ * R₀ and half as much again, or {@value #REMEASURE_HOLDS} mean holds, at most 5 s), then goes back. A
  * window in which nothing completed while every permit was held raises L by one: the holders are stuck (a very long
  * operation, a lease never closed), and the worst it can come to is B, the fixed limit's behaviour. Holds below
  * {@value #UNMEASURABLE_NANOS} ns leave L at B: the permits are not where such a workload waits.
@@ -69,7 +71,9 @@ public final class AdaptiveLimit {
     static final int BASELINE_SECONDS = 45;
     static final int REMEASURE_WINDOWS = 50;
     static final int REMEASURE_SECONDS = 20;
-    static final int REMEASURE_HOLDS = 3;
+    static final int REMEASURE_COMPLETIONS = 30;
+    /** At most this many mean holds (at the limit before) are spent measuring R₀ at the minimum. */
+    static final int REMEASURE_HOLDS = 4;
     private static final long TICK_NANOS = TICK_MILLIS * 1_000_000;
     private static final long SECOND = 1_000_000_000;
     private static final long MIN_WINDOW_NANOS = MIN_WINDOW_MILLIS * 1_000_000;
@@ -79,12 +83,14 @@ public final class AdaptiveLimit {
     private static final VarHandle CALL;
     private static final VarHandle SIGNALS;
     private static final VarHandle BUDGET;
+    private static final VarHandle STALE;
 
     static {
         try {
             var lookup = MethodHandles.lookup();
             COUNT = lookup.findVarHandle(AdaptiveLimit.class, "count", long.class);
             HOLD = lookup.findVarHandle(AdaptiveLimit.class, "holdSum", long.class);
+            STALE = lookup.findVarHandle(AdaptiveLimit.class, "stale", int.class);
             CALL = lookup.findVarHandle(AdaptiveLimit.class, "callSum", long.class);
             SIGNALS = lookup.findVarHandle(AdaptiveLimit.class, "signals", long.class);
             BUDGET = lookup.findVarHandle(AdaptiveLimit.class, "budget", long.class);
@@ -113,6 +119,9 @@ public final class AdaptiveLimit {
     @SuppressWarnings("unused") // through BUDGET
     private volatile long budget;
     private volatile boolean measuring;
+    /** Completions still to ignore: operations admitted before a measurement of R₀ began. */
+    @SuppressWarnings("unused") // through STALE
+    private volatile int stale;
 
     // The ticking thread's state.
     private double limit;
@@ -159,7 +168,7 @@ public final class AdaptiveLimit {
      * failed with an overload signal. Called after its permits are back.
      */
     public void sample(long holdNanos, long callNanos, boolean overload) {
-        if (!measuring) {
+        if (!measuring || stale > 0 && (int) STALE.getAndAdd(this, -1) > 0) {
             return;
         }
         COUNT.getAndAdd(this, 1L);
@@ -186,6 +195,10 @@ public final class AdaptiveLimit {
 
     /** Every {@value #TICK_MILLIS} ms: samples the permits in use; at a window's end, decides. */
     public void tick(long now) {
+        if (remeasuring != 0) {
+            tickRemeasuring(now);
+            return;
+        }
         if (!measuring && now >= settleEnd) {
             measuring = true;
         }
@@ -197,8 +210,7 @@ public final class AdaptiveLimit {
             }
         }
         long elapsed = now - windowStart;
-        int needed = remeasuring != 0 ? 2 * MIN_COMPLETIONS : MIN_COMPLETIONS;
-        if (elapsed < windowLength || count < needed && elapsed < (remeasuring != 0 ? 2 : 4) * windowLength) {
+        if (elapsed < windowLength || count < MIN_COMPLETIONS && elapsed < 4 * windowLength) {
             return;
         }
         measuring = false;
@@ -210,38 +222,72 @@ public final class AdaptiveLimit {
                 n, overloads, ticks > 0 && bindingTicks * 2 >= ticks), now);
     }
 
+    /**
+     * At the minimum to measure R₀: first drained (until no more than the minimum hold permits, or two mean holds
+     * if holders are stuck), then measured for {@value #REMEASURE_COMPLETIONS} completions, or for as long as they
+     * should take, whichever comes first.
+     */
+    private void tickRemeasuring(long now) {
+        long elapsed = now - windowStart;
+        if (!measuring) {
+            int executing = permits.executing();
+            if (executing <= min || elapsed >= windowLength) {
+                // Those still running were admitted under contention: their holds are not R₀.
+                STALE.setVolatile(this, executing);
+                measuring = true;
+                windowStart = now;
+                // Long enough for the completions wanted if R₀ has not changed, or for a few of the holds seen.
+                long wanted = baseline * REMEASURE_COMPLETIONS * 3 / (2 * min);
+                windowLength = Math.min(MAX_WINDOW_NANOS, Math.max(MIN_WINDOW_NANOS,
+                        Math.max(wanted, REMEASURE_HOLDS * meanHold)));
+            }
+            return;
+        }
+        if (count < REMEASURE_COMPLETIONS && elapsed < windowLength) {
+            return;
+        }
+        measuring = false;
+        STALE.setVolatile(this, 0);
+        long n = (long) COUNT.getAndSet(this, 0L);
+        long holds = (long) HOLD.getAndSet(this, 0L);
+        CALL.getAndSet(this, 0L);
+        SIGNALS.getAndSet(this, 0L);
+        int from = level();
+        if (n > 0) {
+            remember(holds / n, now, true);
+        }
+        limit = remeasuring;
+        remeasuring = 0;
+        measuredAt = now;
+        windowsSinceMeasure = 0;
+        report(from, "uncontended hold measured");
+        startWindow(now, usualLength(), 0);
+    }
+
     private void decide(Window w, long now) {
         int from = level();
-        String cause;
-        if (remeasuring != 0) {
-            if (w.completions() > 0) {
-                remember(w.meanHold(), now, true);
-            }
-            limit = remeasuring;
-            remeasuring = 0;
-            measuredAt = now;
-            windowsSinceMeasure = 0;
-            cause = "uncontended hold measured";
-        } else {
-            if (w.completions() > 0) {
-                meanHold = meanHold == 0 ? w.meanHold() : (meanHold + w.meanHold()) / 2;
-                latency = w.meanCall();
-                // At the minimum for two windows running: drained, so a measurement of R₀ too.
-                remember(w.meanHold(), now, windowLimit == min && previousWindowLimit == min);
-            }
-            cause = judge(w);
-            boolean stale = !baselineCurrent(now);
-            if (limit > min && !unmeasurable() && (stale || ++windowsSinceMeasure >= REMEASURE_WINDOWS
-                    && now - measuredAt >= REMEASURE_SECONDS * SECOND)) {
-                remeasuring = limit;
-                long drainAndMeasure = Math.max(MIN_WINDOW_NANOS, REMEASURE_HOLDS * meanHold);
-                startWindow(now, Math.min(MAX_WINDOW_NANOS, drainAndMeasure), min);
-                report(from, cause);
-                return;
-            }
+        if (w.completions() > 0) {
+            meanHold = meanHold == 0 ? w.meanHold() : (meanHold + w.meanHold()) / 2;
+            latency = w.meanCall();
+            // At the minimum for two windows running: drained, so a measurement of R₀ too.
+            remember(w.meanHold(), now, windowLimit == min && previousWindowLimit == min);
+        }
+        String cause = judge(w);
+        boolean stale = !baselineCurrent(now);
+        if (limit > min && !unmeasurable() && (stale || ++windowsSinceMeasure >= REMEASURE_WINDOWS
+                && now - measuredAt >= REMEASURE_SECONDS * SECOND)) {
+            remeasuring = limit;
+            // Draining takes about one mean hold of the limit left; two at most before measuring anyway.
+            startWindow(now, Math.min(MAX_WINDOW_NANOS, Math.max(MIN_WINDOW_NANOS, 2 * meanHold)), min);
+            report(from, cause);
+            return;
         }
         report(from, cause);
-        startWindow(now, Math.min(MAX_WINDOW_NANOS, Math.max(MIN_WINDOW_NANOS, WINDOW_HOLDS * meanHold)), 0);
+        startWindow(now, usualLength(), 0);
+    }
+
+    private long usualLength() {
+        return Math.min(MAX_WINDOW_NANOS, Math.max(MIN_WINDOW_NANOS, WINDOW_HOLDS * meanHold));
     }
 
     private void report(int from, String cause) {
@@ -307,8 +353,9 @@ public final class AdaptiveLimit {
         if (forced == 0) {
             usualWindow = length;
         }
-        // Re-measuring: two thirds to drain what the higher limit admitted; otherwise a quarter.
-        settleEnd = now + (forced != 0 ? length * 2 / 3 : length / 4);
+        // Operations admitted under the previous limit still finish in the first quarter: not measured. When
+        // re-measuring, tickRemeasuring decides when the drain is over.
+        settleEnd = forced != 0 ? Long.MAX_VALUE : now + length / 4;
         heldSum = 0;
         ticks = 0;
         bindingTicks = 0;
