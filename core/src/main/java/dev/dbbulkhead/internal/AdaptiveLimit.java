@@ -145,6 +145,8 @@ public final class AdaptiveLimit {
     private final long[] historyAt = new long[64];
     private int historyNext;
     private volatile long baseline;
+    /** {@link #level()}, for callers' threads. */
+    private volatile int decided;
 
     /** One window's measurements. */
     private record Window(double inflight, long meanHold, long meanCall, long completions, long signals,
@@ -342,7 +344,8 @@ public final class AdaptiveLimit {
 
     /** @param forced a limit for this window only (the minimum, to measure R₀), or 0 */
     private void startWindow(long now, long length, int forced) {
-        int l = forced != 0 ? forced : level();
+        decided = level();
+        int l = forced != 0 ? forced : decided;
         previousWindowLimit = windowLimit;
         windowLimit = l;
         if (l != permits.limit()) {
@@ -410,7 +413,17 @@ public final class AdaptiveLimit {
     /** Sets the limit, as a decision would (tests: a state to start from). */
     void forceForTest(int to) {
         limit = to;
+        decided = to;
         permits.limit(to);
+    }
+
+    /**
+     * The limit that predictive rejection counts on: the one in force, or the decided one while the limit is at the
+     * minimum for a measurement of R₀ (a fraction of a second, after which the queue drains at the decided limit;
+     * predicting with the minimum refused callers that were then served in time).
+     */
+    public int predictionLimit() {
+        return Math.max(permits.limit(), decided);
     }
 
     /** The limit the controller has decided (during a re-measurement of R₀ the limit in force is the minimum). */

@@ -195,7 +195,7 @@ public final class Admission {
         }
         boolean audited = false;
         if (predictive) {
-            long expected = holds.expectedWaitNanos(permits.waiting(), permits.available(), permits.limit(), start);
+            long expected = holds.expectedWaitNanos(permits.waiting(), permits.available(), predictionLimit(), start);
             if (expected > allowed) {
                 if (audit == 0 || java.util.concurrent.ThreadLocalRandom.current().nextDouble() >= audit) {
                     return rejected(RejectionReason.WOULD_TIME_OUT, 0,
@@ -368,9 +368,13 @@ public final class Admission {
         return holds == null ? 0 : holds.averageNanos();
     }
 
+    private int predictionLimit() {
+        return adaptive == null ? permits.limit() : adaptive.predictionLimit();
+    }
+
     /** What predictive rejection expects a caller arriving now to wait; 0 without it. */
     public long expectedWaitNanos() {
-        return !predictive ? 0 : holds.expectedWaitNanos(permits.waiting(), permits.available(), permits.limit(),
+        return !predictive ? 0 : holds.expectedWaitNanos(permits.waiting(), permits.available(), predictionLimit(),
                 telemetry.now());
     }
 

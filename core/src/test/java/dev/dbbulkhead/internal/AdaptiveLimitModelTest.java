@@ -156,6 +156,31 @@ class AdaptiveLimitModelTest {
     }
 
     @Test
+    void whileAtTheMinimumToMeasureR0PredictionCountsOnTheDecidedLimit() {
+        // Predicting with the minimum refused callers that the decided limit, back a fraction of a second later,
+        // served in time (s4-mixed on PostgreSQL: every audited predicted refusal was served).
+        var sim = new Simulation(16, 4, 10, 1.5, 13);
+        sim.run(3 * SECOND);
+        int decided = sim.limit.level();
+        int remeasurements = 0;
+        for (int i = 0; i < 60_000 && remeasurements < 2; i++) { // 10 ms steps: 10 simulated minutes at most
+            sim.run(10 * MS);
+            if (sim.permits.limit() == sim.limit.min() && sim.limit.level() > sim.limit.min()) {
+                remeasurements++;
+                assertThat(sim.limit.predictionLimit()).as("during a measurement of R0").isEqualTo(
+                        sim.limit.level());
+                while (sim.permits.limit() == sim.limit.min()) {
+                    sim.run(10 * MS);
+                }
+            } else {
+                assertThat(sim.limit.predictionLimit()).as("otherwise, the limit in force").isEqualTo(
+                        sim.permits.limit());
+            }
+        }
+        assertThat(remeasurements).as("R0 measured again (decided %d at the start)", decided).isEqualTo(2);
+    }
+
+    @Test
     void climbsFastWhereEveryAddedOperationAddsThroughput() {
         // CPU-like: K = 12, hardly any overhead: the knee is sharp at 12. From L = 1 (say, after overload signals).
         var sim = new Simulation(64, 12, 5, 0.2, 2);
