@@ -35,10 +35,16 @@ class AdaptiveLimitTest {
     static final BarrierExtension POOL = new BarrierExtension(8);
 
     private final List<int[]> changes = new CopyOnWriteArrayList<>();
+    private final List<Throwable> signals = new CopyOnWriteArrayList<>();
     private final BulkheadListener listener = new BulkheadListener() {
         @Override
         public void onLimitChanged(Workload workload, int previousLimit, int newLimit) {
             changes.add(new int[] {previousLimit, newLimit});
+        }
+
+        @Override
+        public void onOverloadSignal(Workload workload, Throwable signal) {
+            signals.add(signal);
         }
     };
 
@@ -121,7 +127,8 @@ class AdaptiveLimitTest {
     /**
      * The application's own errors are not load: one transaction in eight fails with 55P03 ({@code NOWAIT} on a row
      * that another session keeps locked) and one in eight with its own {@code statement_timeout} (57014); the
-     * database has room for all eight, so the limit stays at B. (Before, 1 in 16 such errors pinned it at 1.)
+     * database has room for all eight: none of them is an overload signal, and the limit stays near B. (Before, 1 in
+     * 16 such errors pinned it at 1.)
      */
     @Test
     void theApplicationsOwnErrorsDoNotCutTheLimit() throws Exception {
@@ -155,8 +162,11 @@ class AdaptiveLimitTest {
             }
             holder.rollback();
         }
-        assertThat(changes).as("no cut below B - 1 while a quarter of the transactions failed on their own")
-                .allMatch(c -> c[1] >= 7);
+        // The claim is about the errors: none of them is an overload signal. (The hold rule may still trim L when the
+        // machine itself is busy: on 2 cores with a CPU hog on each, 8 -> 6 and back; before, L was pinned at 1.)
+        assertThat(signals).as("the application's own 55P03 and 57014 are not overload signals").isEmpty();
+        assertThat(changes).as("no collapse while a quarter of the transactions failed on their own")
+                .allMatch(c -> c[1] >= 4);
     }
 
     /**
