@@ -44,8 +44,9 @@ import java.lang.invoke.VarHandle;
  * <p><b>Measuring R₀ again</b> costs at most a few percent whatever the hold time: every
  * {@value #REMEASURE_WINDOWS} windows (and at least {@value #REMEASURE_SECONDS} s), the limit drops to the minimum
  * until no more than the minimum hold permits (the drain: about one hold; two mean holds at most), then measures
- * {@value #REMEASURE_COMPLETIONS} completions of operations admitted after the drain (the time they take at the last
- * R₀ and half as much again, or {@value #REMEASURE_HOLDS} mean holds, at most 5 s), then goes back. A
+ * {@value #REMEASURE_COMPLETIONS} completions of operations admitted after the drain (or stops at the longer of
+ * one and a half times what they take at the last R₀ and {@value #REMEASURE_HOLDS} mean holds, 5 s at most), then
+ * goes back. A
  * window in which nothing completed while every permit was held raises L by one: the holders are stuck (a very long
  * operation, a lease never closed), and the worst it can come to is B, the fixed limit's behaviour. Holds below
  * {@value #UNMEASURABLE_NANOS} ns leave L at B: the permits are not where such a workload waits.
@@ -72,7 +73,7 @@ public final class AdaptiveLimit {
     static final int REMEASURE_WINDOWS = 50;
     static final int REMEASURE_SECONDS = 20;
     static final int REMEASURE_COMPLETIONS = 30;
-    /** At most this many mean holds (at the limit before) are spent measuring R₀ at the minimum. */
+    /** A measurement of R₀ may last this many mean holds (at the limit before), if that is longer than it needs. */
     static final int REMEASURE_HOLDS = 4;
     private static final long TICK_NANOS = TICK_MILLIS * 1_000_000;
     private static final long SECOND = 1_000_000_000;
@@ -215,13 +216,18 @@ public final class AdaptiveLimit {
         if (elapsed < windowLength || count < MIN_COMPLETIONS && elapsed < 4 * windowLength) {
             return;
         }
+        decide(takeWindow(), now);
+    }
+
+    /** Ends the measured part of a window: what the releasing callers added, and the ticks' samples. */
+    private Window takeWindow() {
         measuring = false;
         long n = (long) COUNT.getAndSet(this, 0L);
         long holds = (long) HOLD.getAndSet(this, 0L);
         long calls = (long) CALL.getAndSet(this, 0L);
         long overloads = (long) SIGNALS.getAndSet(this, 0L);
-        decide(new Window(ticks == 0 ? 0 : (double) heldSum / ticks, n == 0 ? 0 : holds / n, n == 0 ? 0 : calls / n,
-                n, overloads, ticks > 0 && bindingTicks * 2 >= ticks), now);
+        return new Window(ticks == 0 ? 0 : (double) heldSum / ticks, n == 0 ? 0 : holds / n, n == 0 ? 0 : calls / n,
+                n, overloads, ticks > 0 && bindingTicks * 2 >= ticks);
     }
 
     /**
@@ -240,23 +246,18 @@ public final class AdaptiveLimit {
                 windowStart = now;
                 // Long enough for the completions wanted if R₀ has not changed, or for a few of the holds seen.
                 long wanted = baseline * REMEASURE_COMPLETIONS * 3 / (2 * min);
-                windowLength = Math.min(MAX_WINDOW_NANOS, Math.max(MIN_WINDOW_NANOS,
-                        Math.max(wanted, REMEASURE_HOLDS * meanHold)));
+                windowLength = clampWindow(Math.max(wanted, REMEASURE_HOLDS * meanHold));
             }
             return;
         }
         if (count < REMEASURE_COMPLETIONS && elapsed < windowLength) {
             return;
         }
-        measuring = false;
+        Window w = takeWindow();
         STALE.setVolatile(this, 0);
-        long n = (long) COUNT.getAndSet(this, 0L);
-        long holds = (long) HOLD.getAndSet(this, 0L);
-        CALL.getAndSet(this, 0L);
-        SIGNALS.getAndSet(this, 0L);
         int from = level();
-        if (n > 0) {
-            remember(holds / n, now, true);
+        if (w.completions() > 0) {
+            remember(w.meanHold(), now, true);
         }
         limit = remeasuring;
         remeasuring = 0;
@@ -280,7 +281,7 @@ public final class AdaptiveLimit {
                 && now - measuredAt >= REMEASURE_SECONDS * SECOND)) {
             remeasuring = limit;
             // Draining takes about one mean hold of the limit left; two at most before measuring anyway.
-            startWindow(now, Math.min(MAX_WINDOW_NANOS, Math.max(MIN_WINDOW_NANOS, 2 * meanHold)), min);
+            startWindow(now, clampWindow(2 * meanHold), min);
             report(from, cause);
             return;
         }
@@ -289,7 +290,11 @@ public final class AdaptiveLimit {
     }
 
     private long usualLength() {
-        return Math.min(MAX_WINDOW_NANOS, Math.max(MIN_WINDOW_NANOS, WINDOW_HOLDS * meanHold));
+        return clampWindow(WINDOW_HOLDS * meanHold);
+    }
+
+    private static long clampWindow(long nanos) {
+        return Math.min(MAX_WINDOW_NANOS, Math.max(MIN_WINDOW_NANOS, nanos));
     }
 
     private void report(int from, String cause) {
@@ -356,9 +361,9 @@ public final class AdaptiveLimit {
         if (forced == 0) {
             usualWindow = length;
         }
-        // Operations admitted under the previous limit still finish in the first quarter: not measured. When
-        // re-measuring, tickRemeasuring decides when the drain is over.
-        settleEnd = forced != 0 ? Long.MAX_VALUE : now + length / 4;
+        // Operations admitted under the previous limit still finish in the first quarter: not measured. (While
+        // re-measuring, tickRemeasuring decides when the drain is over and this is not read.)
+        settleEnd = now + length / 4;
         heldSum = 0;
         ticks = 0;
         bindingTicks = 0;

@@ -145,7 +145,7 @@ class AdaptiveLimitModelTest {
     @Test
     void theStartCostsLittleThroughput() {
         // The first seconds of a new barrier under overload: the first window at B, R₀ measured at the minimum (the
-        // drain, then twenty operations), then a window at B judged against it. The first cut's re-measurement
+        // drain, then thirty operations), then a window at B judged against it. The first cut's re-measurement
         // stayed at the minimum for 700 ms at this start on PostgreSQL (a window of three contended holds).
         var sim = new Simulation(16, 4, 10, 1.5, 12);
         double[] first = sim.measure(2 * SECOND);
