@@ -85,7 +85,11 @@ class LeakedLeasesTest {
             recording.start();
             leakOn(threads, w);
             leakOn(threads, w);
-            assertThat(w.available()).as("both permits held by leases nobody can close").isZero();
+            // Both permits are held by leases nobody can close, except those the reclaimer already took back: a
+            // collection can come at any time after the threads ended (it did, under a CPU hog on each core).
+            // The reclaimer frees the permits before it counts them, hence the wait for the count to catch up.
+            await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(w.available())
+                    .as("permits free, against leases reclaimed").isLessThanOrEqualTo((int) w.reclaimed()));
             awaitReclaimed(w, 2);
             await().atMost(Duration.ofSeconds(10)).until(() -> reports.reclaimed.size() == 2);
             recording.stop();
@@ -113,8 +117,13 @@ class LeakedLeasesTest {
         for (int i = 0; i < 4; i++) {
             leakOn(Gate.Threads.VIRTUAL, w);
         }
-        assertThat(Calls.catchRejection(() -> w.transaction(Duration.ofMillis(20), c -> 1)))
-                .as("the leaked leases hold every permit").isInstanceOf(QueueTimeoutException.class);
+        try {
+            w.transaction(Duration.ofMillis(20), c -> 1);
+            // A collection after the threads ended may have let the reclaimer free a permit already (see above).
+            assertThat(w.reclaimed()).as("served only by a permit already reclaimed").isPositive();
+        } catch (QueueTimeoutException expected) {
+            // the leaked leases hold every permit
+        }
         awaitReclaimed(w, w.limit());
         assertThat(w.transaction(Duration.ofSeconds(5), c -> Db.count(c, "SELECT 3")).intValue()).isEqualTo(3);
         assertThat(w.reclaimed()).isEqualTo(4);
