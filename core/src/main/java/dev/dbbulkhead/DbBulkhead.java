@@ -1,25 +1,16 @@
 package dev.dbbulkhead;
 
-import dev.dbbulkhead.internal.Admission;
-import dev.dbbulkhead.internal.Frames;
-import dev.dbbulkhead.internal.Nanos;
-import dev.dbbulkhead.internal.Permits;
+import dev.dbbulkhead.internal.Barrier;
 import dev.dbbulkhead.internal.PoolSizes;
 import dev.dbbulkhead.internal.Preconditions;
-import dev.dbbulkhead.internal.Snapshot;
-import dev.dbbulkhead.internal.Telemetry;
-import dev.dbbulkhead.internal.TransactionRunner;
 import java.lang.System.Logger.Level;
-import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.function.LongSupplier;
 import javax.sql.DataSource;
 
@@ -46,12 +37,6 @@ import javax.sql.DataSource;
  * <p>Thread-safe.
  */
 public final class DbBulkhead {
-    /** The work of one transaction. Runs synchronously; its return value reaches the caller after commit. */
-    @FunctionalInterface
-    public interface SqlWork<T> {
-        T run(Connection connection) throws SQLException;
-    }
-
     /** The name of the workload that the article's constructor creates. */
     public static final String DEFAULT_WORKLOAD = "default";
 
@@ -78,28 +63,14 @@ public final class DbBulkhead {
     private DbBulkhead(Builder b) {
         this.name = b.name;
         this.source = b.source;
-        var telemetry = new Telemetry(b.listeners, b.nanoClock, LOG);
-        // Initialise here the classes a rejection or an outcome needs: a class whose initialisation fails (say, on
-        // a caller at its stack limit) stays unusable for the JVM's lifetime, so it must not happen in a call.
-        initialised(RejectionReason.values(), Outcome.values(), DeadlineExceededException.Stage.values(),
-                Permits.Entry.values(), Snapshot.millis(0));
-        var runner = new TransactionRunner(b.source, telemetry, b.statementTimeouts, b.lockTimeouts);
-        var shared = new Admission.Shared(b.name, new Frames(), telemetry, runner,
-                new RejectionFactory(b.rejectionStackTraces), b.leakThreshold == null ? 0 : Nanos.of(b.leakThreshold));
+        var options = new Barrier.Options(b.name, b.source, List.copyOf(b.listeners), b.nanoClock,
+                b.statementTimeouts, b.lockTimeouts, b.leakThreshold, new RejectionFactory(b.rejectionStackTraces));
         var map = new LinkedHashMap<String, Workload>();
-        for (var spec : b.specs.values()) {
-            String w = spec.name();
-            var options = new Admission.Options(b.predictive.contains(w), b.audits.getOrDefault(w, 0.0),
-                    b.adaptive.getOrDefault(w, 0), b.latencyTargets.containsKey(w) ? Nanos.of(b.latencyTargets.get(w))
-                            : 0);
-            map.put(w, new Workload(w, spec.concurrent(), spec.extraSlots(), options, shared));
+        for (Workload w : Barrier.workloads(options, List.copyOf(b.workloads.values()), LOG)) {
+            map.put(w.name(), w);
         }
         this.workloads = Collections.unmodifiableMap(map);
         this.defaultWorkload = map.values().iterator().next();
-    }
-
-    private static void initialised(Object... classes) {
-        // Nothing to do: evaluating the arguments initialised them.
     }
 
     /** A builder for a barrier with named workloads, deadlines and listeners over {@code source}. */
@@ -127,12 +98,14 @@ public final class DbBulkhead {
      * @throws IllegalStateException when called from inside {@code work} of this barrier on the same thread, or
      *     when {@code work} returns a JDBC resource or a stream
      */
-    public <T> T transaction(Duration queueWait, SqlWork<T> work) throws SQLException, InterruptedException {
+    public <T> T transaction(Duration queueWait, SqlWork<T> work)
+            throws SQLException, InterruptedException {
         return defaultWorkload.transaction(queueWait, work);
     }
 
     /** Runs {@code work} in the default workload, bounded end to end by {@code deadline}. */
-    public <T> T transaction(Deadline deadline, SqlWork<T> work) throws SQLException, InterruptedException {
+    public <T> T transaction(Deadline deadline, SqlWork<T> work)
+            throws SQLException, InterruptedException {
         return defaultWorkload.transaction(deadline, work);
     }
 
@@ -155,7 +128,11 @@ public final class DbBulkhead {
         return defaultWorkload.acquire(deadline);
     }
 
-    /** The workload called {@code name}. */
+    /**
+     * The workload called {@code name}.
+     *
+     * @throws IllegalArgumentException naming the barrier and the workloads it knows, when there is none
+     */
     public Workload workload(String name) {
         Workload w = workloads.get(Preconditions.notNull(name, "workload name"));
         if (w == null) {
@@ -201,20 +178,17 @@ public final class DbBulkhead {
     }
 
     /**
-     * Builds a {@link DbBulkhead}. Each setter checks its own argument; {@link #build()} checks the whole: at
-     * least one workload, and the workloads' B adding up to no more than the pool size when the pool size is
-     * known (given with {@link #poolSize} or read from a HikariCP {@code HikariDataSource}).
+     * Builds a {@link DbBulkhead}: its workloads ({@link WorkloadConfig}s, each checked when it was built) and the
+     * settings of the whole barrier. Each setter checks its own argument; {@link #build()} checks the whole: at
+     * least one workload, and the workloads' B adding up to no more than the pool size when the pool size is known
+     * (given with {@link #poolSize} or read from a HikariCP {@code HikariDataSource}).
      *
      * <p>Not thread-safe; build once, share the barrier.
      */
     public static final class Builder {
         private final DataSource source;
-        private final Map<String, WorkloadSpec> specs = new LinkedHashMap<>();
+        private final Map<String, WorkloadConfig> workloads = new LinkedHashMap<>();
         private final List<BulkheadListener> listeners = new ArrayList<>();
-        private final Set<String> predictive = new LinkedHashSet<>();
-        private final Map<String, Integer> adaptive = new LinkedHashMap<>();
-        private final Map<String, Duration> latencyTargets = new LinkedHashMap<>();
-        private final Map<String, Double> audits = new LinkedHashMap<>();
         private String name = "db";
         private int poolSize = -1;
         private LongSupplier nanoClock = System::nanoTime;
@@ -223,7 +197,7 @@ public final class DbBulkhead {
         private boolean rejectionStackTraces;
         private Duration hintQueueWait;
         private Duration hintHoldTime;
-        private Duration leakThreshold;
+        private Duration leakThreshold = Duration.ZERO;
 
         private Builder(DataSource source) {
             this.source = Preconditions.notNull(source, "source");
@@ -231,21 +205,32 @@ public final class DbBulkhead {
 
         /** The barrier's name in messages and metrics; default {@code "db"}. */
         public Builder name(String name) {
-            this.name = nameOf(name, null, "name");
+            check(name != null && !name.isBlank(), Setting.NAME, name == null ? null : "'" + name + "'",
+                    "must not be blank");
+            this.name = name;
             return this;
         }
 
         /**
-         * Declares a workload with B = {@code concurrent} execution permits and Q = {@code extraSlots} extra
-         * admission slots. The first workload declared is the default one.
+         * Declares a workload; the first declared is the default one.
+         *
+         * @throws InvalidSettingException when a workload of that name is declared already
          */
-        public Builder workload(String name, int concurrent, int extraSlots) {
-            var spec = new WorkloadSpec(name, concurrent, extraSlots);
-            if (specs.putIfAbsent(spec.name(), spec) != null) {
-                throw new InvalidSettingException(spec.name(), "workload name", spec.name(),
-                        "workload '" + spec.name() + "' is declared twice", true);
+        public Builder workload(WorkloadConfig config) {
+            Preconditions.notNull(config, "config");
+            if (workloads.putIfAbsent(config.name(), config) != null) {
+                throw new InvalidSettingException(config.name(), Setting.WORKLOAD_NAME, "'" + config.name() + "'",
+                        "must be unique in db-bulkhead '" + name + "': it is declared twice");
             }
             return this;
+        }
+
+        /**
+         * Declares a workload with B = {@code concurrent} execution permits and Q = {@code extraSlots} extra admission
+         * slots, and nothing else: {@code workload(WorkloadConfig.of(name, concurrent, extraSlots))}.
+         */
+        public Builder workload(String name, int concurrent, int extraSlots) {
+            return workload(WorkloadConfig.of(name, concurrent, extraSlots));
         }
 
         /**
@@ -253,84 +238,7 @@ public final class DbBulkhead {
          * it. Not needed for a {@code HikariDataSource}, whose {@code maximumPoolSize} is read.
          */
         public Builder poolSize(int poolSize) {
-            if (poolSize < 1) {
-                throw new InvalidSettingException(null, "poolSize", poolSize, "must be >= 1");
-            }
-            this.poolSize = poolSize;
-            return this;
-        }
-
-        /**
-         * Predictive rejection for these workloads (declared before or after): a caller whose expected wait for an
-         * execution permit (the callers queued ahead, B, and the workload's recent connection hold time) is longer than
-         * it may wait (its queue wait, or what is left of its deadline) is refused at once with
-         * {@link WouldTimeOutException}, instead of being admitted to wait and then time out. The estimate is
-         * {@code (queued + 1) × hold / B}, the mean wait when B permits free up once per average hold; it needs the
-         * clock read twice per operation. Off by default: the article's barrier decides
-         * on counts only. When to use it: {@code docs/sizing.md}.
-         */
-        public Builder predictiveRejection(String... workloads) {
-            for (String w : Preconditions.notNull(workloads, "workloads")) {
-                predictive.add(nameOf(w, null, "predictiveRejection"));
-            }
-            return this;
-        }
-
-        /**
-         * An adaptive limit for {@code workload} (declared before or after): the number of its operations holding an
-         * execution permit, L, moves between {@code minLimit} and its B, to the lowest concurrency that still gives
-         * the most throughput within a latency target. On a clock of its own, it alternates L between two levels
-         * a fifth apart, one window of about five mean hold times each, and compares the throughput of the two: it
-         * raises L while more concurrency still buys throughput, lowers it where it only buys latency, and cuts it
-         * when the mean time from call to release passes the target (half of what the callers' deadlines allow, by
-         * default) or when operations fail for saturation ({@link BulkheadListener#onOverloadSignal}; never the
-         * application's own errors). It starts at B, only ever lowers the workload's budget (the workloads' B still
-         * add up to no more than the pool), and leaves Q as it is. Off by default: the article's barrier has a fixed
-         * B. The algorithm and when to use it: {@code docs/sizing.md}.
-         *
-         * @throws InvalidSettingException when {@code minLimit < 1} (and, at {@link #build()}, when it exceeds the
-         *     workload's B)
-         */
-        public Builder adaptiveLimit(String workload, int minLimit) {
-            String w = nameOf(workload, null, "adaptiveLimit");
-            if (minLimit < 1) {
-                throw new InvalidSettingException(w, "adaptiveLimit minLimit", minLimit, "must be >= 1");
-            }
-            adaptive.put(w, minLimit);
-            return this;
-        }
-
-        /**
-         * {@link #adaptiveLimit(String, int)} with an explicit latency target: the mean time from call to release
-         * (permit wait + hold) above which L is cut, instead of half of what the callers' deadlines allow (callers
-         * without a deadline set no target).
-         *
-         * @throws InvalidSettingException when {@code minLimit < 1} or {@code latencyTarget} is not positive
-         */
-        public Builder adaptiveLimit(String workload, int minLimit, Duration latencyTarget) {
-            adaptiveLimit(workload, minLimit);
-            String w = nameOf(workload, null, "adaptiveLimit");
-            if (latencyTarget == null || latencyTarget.isNegative() || latencyTarget.isZero()) {
-                throw new InvalidSettingException(w, "adaptiveLimit latencyTarget", latencyTarget, "must be > 0");
-            }
-            latencyTargets.put(w, latencyTarget);
-            return this;
-        }
-
-        /**
-         * Audits predictive rejection on {@code workload}: a random {@code fraction} (0 to 1; e.g. 0.02) of the
-         * callers it would refuse are admitted anyway, and whether each got its permit within what it allowed is
-         * reported ({@link BulkheadListener#onPredictionAudited}): the share of the audited that were served
-         * estimates how many refusals were false. Needs {@link #predictiveRejection}. Off (0) by default.
-         *
-         * @throws InvalidSettingException when {@code fraction} is not between 0 and 1
-         */
-        public Builder predictionAudit(String workload, double fraction) {
-            String w = nameOf(workload, null, "predictionAudit");
-            if (!(fraction >= 0 && fraction <= 1)) {
-                throw new InvalidSettingException(w, "predictionAudit", fraction, "must be between 0 and 1");
-            }
-            audits.put(w, fraction);
+            this.poolSize = check(poolSize >= 1, Setting.POOL_SIZE, poolSize, "must be >= 1");
             return this;
         }
 
@@ -382,14 +290,10 @@ public final class DbBulkhead {
          * holdTime}, since the excess only turns rejections into timeouts.
          */
         public Builder sizingHint(Duration queueWait, Duration holdTime) {
-            Preconditions.notNull(queueWait, "sizingHint.queueWait");
-            Preconditions.notNull(holdTime, "sizingHint.holdTime");
-            if (queueWait.isNegative()) {
-                throw new InvalidSettingException(null, "sizingHint.queueWait", queueWait, "must not be negative");
-            }
-            if (holdTime.isNegative() || holdTime.isZero()) {
-                throw new InvalidSettingException(null, "sizingHint.holdTime", holdTime, "must be > 0");
-            }
+            check(queueWait != null && !queueWait.isNegative(), Setting.SIZING_HINT_QUEUE_WAIT, queueWait,
+                    "must not be negative");
+            check(holdTime != null && !holdTime.isNegative() && !holdTime.isZero(), Setting.SIZING_HINT_HOLD_TIME,
+                    holdTime, "must be > 0");
             this.hintQueueWait = queueWait;
             this.hintHoldTime = holdTime;
             return this;
@@ -404,11 +308,8 @@ public final class DbBulkhead {
          * always reclaimed ({@link BulkheadListener#onLeaseReclaimed}).
          */
         public Builder leakDetectionThreshold(Duration threshold) {
-            Preconditions.notNull(threshold, "leakDetectionThreshold");
-            if (threshold.isNegative()) {
-                throw new InvalidSettingException(null, "leakDetectionThreshold", threshold, "must not be negative");
-            }
-            this.leakThreshold = threshold;
+            this.leakThreshold = check(threshold != null && !threshold.isNegative(), Setting.LEAK_DETECTION_THRESHOLD,
+                    threshold, "must not be negative");
             return this;
         }
 
@@ -416,104 +317,62 @@ public final class DbBulkhead {
             return new DbBulkhead(validated(true));
         }
 
-        private WorkloadSpec declared(String workload, String option) {
-            WorkloadSpec spec = specs.get(workload);
-            if (spec == null) {
-                throw new InvalidSettingException(workload, option, workload, "db-bulkhead '" + name + "': " + option
-                        + " names workload '" + workload + "', which is not declared; declared: " + specs.keySet(),
-                        true);
+        private static <V> V check(boolean holds, Setting setting, V value, String rule) {
+            if (!holds) {
+                throw new InvalidSettingException(null, setting, value, rule);
             }
-            return spec;
+            return value;
         }
 
-        private Builder validated(boolean checkPoolSize) {
-            if (specs.isEmpty()) {
+        /** The checks of the whole barrier; {@code strict}: the workloads' B exceeding the pool is refused. */
+        private Builder validated(boolean strict) {
+            if (workloads.isEmpty()) {
                 throw new IllegalStateException("db-bulkhead '" + name + "': declare at least one workload");
             }
-            for (String w : predictive) {
-                declared(w, "predictiveRejection");
-            }
-            for (String w : audits.keySet()) {
-                declared(w, "predictionAudit");
-                if (!predictive.contains(w)) {
-                    throw new InvalidSettingException(w, "predictionAudit", audits.get(w), "db-bulkhead '" + name
-                            + "', workload '" + w + "': predictionAudit needs predictiveRejection on the workload",
-                            true);
-                }
-            }
-            for (var a : adaptive.entrySet()) {
-                int b = declared(a.getKey(), "adaptiveLimit").concurrent();
-                if (a.getValue() > b) {
-                    throw new InvalidSettingException(a.getKey(), "adaptiveLimit minLimit", a.getValue(),
-                            "db-bulkhead '" + name + "', workload '" + a.getKey() + "': adaptiveLimit minLimit must be "
-                                    + "<= its concurrent " + b + ", was " + a.getValue(), true);
-                }
-            }
-            int pool = poolSize > 0 ? poolSize : PoolSizes.maximumPoolSize(source);
-            if (checkPoolSize && pool <= 0) {
-                LOG.log(Level.WARNING, "db-bulkhead ''{0}'': cannot tell the pool size of {1}, so the workloads'' "
-                        + "concurrent {2} are not checked against it; give it with poolSize(...)", name,
-                        source.getClass().getName(), describe());
-            }
-            long sum = specs.values().stream().mapToLong(WorkloadSpec::concurrent).sum();
-            if (pool > 0 && sum > pool && !checkPoolSize) {
-                LOG.log(Level.WARNING, "db-bulkhead ''{0}'': concurrent {1} is more than the pool size {2} of {3}: "
-                        + "the {4} operations beyond the pool wait inside it, up to its connection timeout, instead of "
-                        + "in the barrier; lower concurrent to at most {2}", name, sum, pool,
-                        source.getClass().getName(), sum - pool);
-            } else if (pool > 0) {
-                if (sum > pool) {
-                    throw new InvalidSettingException(null, "poolSize", pool, "db-bulkhead '" + name + "': the "
-                            + "workloads' concurrent add up to " + sum + " " + describe() + ", more than the pool size "
-                            + pool + "; lower them or use separate pools", true);
-                }
-            }
+            checkPoolSize(strict);
             if (hintQueueWait != null) {
-                for (var spec : specs.values()) {
-                    long useful = Sizing.usefulExtraSlots(spec.concurrent(), hintQueueWait, hintHoldTime);
-                    if (spec.extraSlots() > useful) {
-                        LOG.log(Level.WARNING, "db-bulkhead ''{0}'', workload ''{1}'': extraSlots={2} but only "
-                                        + "about {3} queued callers can be served within {4} at {5} per operation "
-                                        + "with concurrent={6}; the rest will time out instead of being rejected",
-                                name, spec.name(), spec.extraSlots(), useful, hintQueueWait, hintHoldTime,
-                                spec.concurrent());
-                    }
-                }
+                warnUselessExtraSlots();
             }
             return this;
         }
 
+        private void checkPoolSize(boolean strict) {
+            int pool = poolSize > 0 ? poolSize : PoolSizes.maximumPoolSize(source);
+            long sum = workloads.values().stream().mapToLong(WorkloadConfig::concurrent).sum();
+            if (pool <= 0) {
+                if (strict) {
+                    LOG.log(Level.WARNING, "db-bulkhead ''{0}'': cannot tell the pool size of {1}, so the workloads'' "
+                            + "concurrent {2} are not checked against it; give it with poolSize(...)", name,
+                            source.getClass().getName(), describe());
+                }
+            } else if (sum > pool && strict) {
+                throw new InvalidSettingException(null, Setting.POOL_SIZE, pool, "of db-bulkhead '" + name
+                        + "' must be at least what the workloads' concurrent add up to, " + sum + " " + describe()
+                        + " (lower them or use separate pools)");
+            } else if (sum > pool) {
+                LOG.log(Level.WARNING, "db-bulkhead ''{0}'': concurrent {1} is more than the pool size {2} of {3}: "
+                        + "the {4} operations beyond the pool wait inside it, up to its connection timeout, instead of "
+                        + "in the barrier; lower concurrent to at most {2}", name, sum, pool,
+                        source.getClass().getName(), sum - pool);
+            }
+        }
+
+        private void warnUselessExtraSlots() {
+            for (var w : workloads.values()) {
+                long useful = Sizing.usefulExtraSlots(w.concurrent(), hintQueueWait, hintHoldTime);
+                if (w.extraSlots() > useful) {
+                    LOG.log(Level.WARNING, "db-bulkhead ''{0}'', workload ''{1}'': extraSlots={2} but only about {3} "
+                                    + "queued callers can be served within {4} at {5} per operation with "
+                                    + "concurrent={6}; the rest will time out instead of being rejected",
+                            name, w.name(), w.extraSlots(), useful, hintQueueWait, hintHoldTime, w.concurrent());
+                }
+            }
+        }
+
         private String describe() {
             var parts = new ArrayList<String>();
-            specs.values().forEach(s -> parts.add(s.name() + "=" + s.concurrent()));
+            workloads.values().forEach(w -> parts.add(w.name() + "=" + w.concurrent()));
             return parts.toString();
         }
-    }
-
-    /** One workload's validated budget. */
-    record WorkloadSpec(String name, int concurrent, int extraSlots) {
-        WorkloadSpec {
-            nameOf(name, null, "workload name");
-            if (concurrent < 1) {
-                throw new InvalidSettingException(name, "concurrent", concurrent, "must be >= 1");
-            }
-            if (extraSlots < 0) {
-                throw new InvalidSettingException(name, "extraSlots", extraSlots, "must be >= 0");
-            }
-            if ((long) concurrent + extraSlots > Integer.MAX_VALUE) {
-                throw new InvalidSettingException(name, "extraSlots", extraSlots, "workload '" + name + "': "
-                        + "concurrent + extraSlots must fit in an int, was " + concurrent + " + " + extraSlots + " = "
-                        + ((long) concurrent + extraSlots), true);
-            }
-        }
-    }
-
-    /** A name that is neither null nor blank. */
-    private static String nameOf(String value, String workload, String setting) {
-        Preconditions.notNull(value, setting);
-        if (value.isBlank()) {
-            throw new InvalidSettingException(workload, setting, "'" + value + "'", "must not be blank");
-        }
-        return value;
     }
 }

@@ -3,7 +3,6 @@ package dev.dbbulkhead;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.dbbulkhead.DbBulkhead.SqlWork;
 import dev.dbbulkhead.testkit.LockSlots;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -56,7 +55,8 @@ class AdaptiveLimitTest {
     }
 
     private Workload adaptive(int concurrent) {
-        return POOL.track(DbBulkhead.builder(POOL.get()).workload("w", concurrent, 64).adaptiveLimit("w", 1)
+        return POOL.track(DbBulkhead.builder(POOL.get()).workload(WorkloadConfig.builder("w").concurrent(concurrent).extraSlots(64)
+                .adaptiveLimitMin(1).build())
                 .listener(listener).build()).workload("w");
     }
 

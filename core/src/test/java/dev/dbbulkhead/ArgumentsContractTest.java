@@ -113,14 +113,15 @@ class ArgumentsContractTest {
         var e = org.assertj.core.api.Assertions.catchThrowableOfType(InvalidSettingException.class,
                 () -> DbBulkhead.builder(new dev.dbbulkhead.testkit.NoopDataSource()).workload("batch", 0, 1));
         assertThat(e.workload()).contains("batch");
-        assertThat(e.setting()).isEqualTo("concurrent");
+        assertThat(e.setting()).isEqualTo(Setting.CONCURRENT);
+        assertThat(e.rule()).isEqualTo("must be >= 1");
         assertThat(e.value()).isEqualTo(0);
         assertThat(e).hasMessage("workload 'batch': concurrent must be >= 1, was 0").isInstanceOf(
                 IllegalArgumentException.class);
         var pool = org.assertj.core.api.Assertions.catchThrowableOfType(InvalidSettingException.class,
                 () -> DbBulkhead.builder(new dev.dbbulkhead.testkit.NoopDataSource()).poolSize(4).workload("a", 3, 0)
                         .workload("b", 2, 0).build());
-        assertThat(pool.setting()).isEqualTo("poolSize");
+        assertThat(pool.setting()).isEqualTo(Setting.POOL_SIZE);
         assertThat(pool.workload()).isEmpty();
         assertThat(pool.value()).isEqualTo(4);
     }

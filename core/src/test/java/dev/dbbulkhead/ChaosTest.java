@@ -88,7 +88,7 @@ class ChaosTest {
                         threads.put(id, Thread.currentThread());
                         try {
                             Workload w = gate.workload(batch ? "batch" : "interactive");
-                            DbBulkhead.SqlWork<Integer> work = c -> chaosWork(c, id, kind, w.name());
+                            SqlWork<Integer> work = c -> chaosWork(c, id, kind, w.name());
                             if (withDeadline) {
                                 w.transaction(Deadline.in(Duration.ofMillis(budgetMillis)), work);
                             } else {

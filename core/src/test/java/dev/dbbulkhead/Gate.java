@@ -56,7 +56,7 @@ final class Gate implements AutoCloseable {
     }
 
     /** Starts a caller that will wait for an execution permit; returns once it is queued on the semaphore. */
-    <T> Future<T> queue(Workload w, Duration wait, DbBulkhead.SqlWork<T> work) {
+    <T> Future<T> queue(Workload w, Duration wait, SqlWork<T> work) {
         int before = w.waiting();
         Future<T> f = executor.submit(() -> w.transaction(wait, work));
         await().atMost(Duration.ofSeconds(10)).until(() -> w.waiting() > before || f.isDone());

@@ -78,7 +78,7 @@ class GuardRailsTest {
         assertThat(kept.get().isClosed()).isTrue();
     }
 
-    static List<DbBulkhead.SqlWork<?>> escaping() {
+    static List<SqlWork<?>> escaping() {
         return List.of(c -> c, Connection::createStatement, c -> c.createStatement().executeQuery("SELECT 1"),
                 c -> Stream.of(1), c -> IntStream.range(0, 3));
     }
@@ -181,7 +181,7 @@ class GuardRailsTest {
     }
 
     /** A transaction called from inside another one's work. */
-    private static <T> T nested(Workload w, DbBulkhead.SqlWork<T> work) throws SQLException {
+    private static <T> T nested(Workload w, SqlWork<T> work) throws SQLException {
         try {
             return w.transaction(Duration.ZERO, work);
         } catch (InterruptedException e) {

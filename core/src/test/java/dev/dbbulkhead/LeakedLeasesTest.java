@@ -73,7 +73,8 @@ class LeakedLeasesTest {
     void theLeasesOfThreadsThatEndedAreReclaimedCountedAndReported(Gate.Threads threads, @TempDir Path dir)
             throws Exception {
         var reports = new Reports();
-        var gate = POOL.track(DbBulkhead.builder(POOL.get()).workload("w", 2, 1).predictiveRejection("w")
+        var gate = POOL.track(DbBulkhead.builder(POOL.get()).workload(WorkloadConfig.builder("w").concurrent(2).extraSlots(1)
+                .predictiveRejection(true).build())
                 .listener(reports).build());
         var w = gate.defaultWorkload();
         gate.transaction(Duration.ofSeconds(5), c -> Db.count(c, "SELECT 1"));
@@ -111,7 +112,8 @@ class LeakedLeasesTest {
 
     @Test
     void aLeakedLeaseDoesNotStopAnAdaptiveWorkloadOnceItsThreadEnded() throws Exception {
-        var gate = POOL.track(DbBulkhead.builder(POOL.get()).workload("w", 4, 2).adaptiveLimit("w", 1).build());
+        var gate = POOL.track(DbBulkhead.builder(POOL.get()).workload(WorkloadConfig.builder("w").concurrent(4).extraSlots(2)
+                .adaptiveLimitMin(1).build()).build());
         var w = gate.defaultWorkload();
         assertThat(w.limit()).as("it starts at B, which nothing can raise").isEqualTo(4);
         for (int i = 0; i < 4; i++) {
@@ -132,7 +134,8 @@ class LeakedLeasesTest {
     @Test
     void aLeaseOpenPastTheThresholdIsLoggedOnceWithTheStackThatAcquiredIt() throws Exception {
         var reports = new Reports();
-        var gate = POOL.track(DbBulkhead.builder(POOL.get()).workload("w", 2, 0).predictiveRejection("w")
+        var gate = POOL.track(DbBulkhead.builder(POOL.get()).workload(WorkloadConfig.builder("w").concurrent(2)
+                .predictiveRejection(true).build())
                 .leakDetectionThreshold(Duration.ofMillis(100)).listener(reports).build());
         var w = gate.defaultWorkload();
         gate.transaction(Duration.ofSeconds(5), c -> Db.count(c, "SELECT 1"));

@@ -3,8 +3,6 @@ package dev.dbbulkhead;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.dbbulkhead.internal.Permits;
-import dev.dbbulkhead.internal.Waits;
 import dev.dbbulkhead.testkit.FaultyDataSource;
 import dev.dbbulkhead.testkit.FaultyDataSource.Point;
 import java.sql.SQLException;
@@ -20,60 +18,17 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicReference;
-import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Bugs that peers shipped in exactly this spot, each as a test that would catch it here. Named after the
- * original report. The Lincheck model check (PermitsModelCheckTest) covers the first one exhaustively too.
+ * original report. Failsafe #393 (a waiter whose wait expired kept a permit) is in internal/PermitsPeerRegressionsTest,
+ * next to the permits it tests.
  */
 class PeerRegressionsTest {
     @RegisterExtension
     static final BarrierExtension POOL = new BarrierExtension(4);
-
-    /**
-     * Failsafe #393: a waiter whose timed wait expired stayed queued and later received a permit that nobody
-     * released. Here a release races a waiter's timeout thousands of times on real threads; every time the
-     * waiter either got the permit (and gives it back) or gave up with nothing, and the permits add up.
-     */
-    @Test
-    void failsafe393_aWaiterWhoseWaitExpiresNeverKeepsAPermitThatNobodyReleases() throws Exception {
-        var permits = new Permits(1, 1);
-        var random = new Random(393);
-        int acquiredAtTheEdge = 0;
-        for (int i = 0; i < 5_000; i++) {
-            var holder = new Permits.Node(Thread.currentThread());
-            assertThat(permits.enter(holder, false)).isEqualTo(Permits.Entry.ACQUIRED);
-            long waitNanos = 1_000 + random.nextInt(20_000);
-            long releaseAfter = random.nextInt(25_000);
-            var result = new AtomicReference<String>();
-            var waiting = new Permits.Node[1];
-            Thread waiter = Thread.ofPlatform().start(() -> {
-                try {
-                    waiting[0] = new Permits.Node(Thread.currentThread());
-                    boolean acquired = Waits.acquire(permits, waiting[0], waitNanos);
-                    result.set(acquired ? "acquired" : "timed out");
-                } catch (InterruptedException e) {
-                    result.set("interrupted");
-                }
-            });
-            LockSupport.parkNanos(releaseAfter);
-            permits.exit(holder);
-            waiter.join();
-            if (result.get().equals("acquired")) {
-                acquiredAtTheEdge++;
-                permits.exit(waiting[0]);
-            } else {
-                assertThat(result.get()).as("iteration %d", i).isEqualTo("timed out");
-            }
-            assertThat(permits.available()).as("iteration %d", i).isEqualTo(1);
-            assertThat(permits.availableSlots()).as("iteration %d", i).isEqualTo(2);
-            assertThat(permits.waiting()).as("iteration %d", i).isZero();
-        }
-        assertThat(acquiredAtTheEdge).as("the race was exercised both ways").isBetween(1, 4_999);
-    }
 
     /**
      * concurrency-limits PR #179: a token was lost when a backlogged caller timed out, shrinking the limit for

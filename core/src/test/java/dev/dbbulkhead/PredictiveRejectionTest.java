@@ -29,7 +29,8 @@ class PredictiveRejectionTest {
     };
 
     private Workload predictive() {
-        return POOL.track(DbBulkhead.builder(POOL.get()).workload("w", 1, 10).predictiveRejection("w")
+        return POOL.track(DbBulkhead.builder(POOL.get()).workload(WorkloadConfig.builder("w").concurrent(1).extraSlots(10)
+                .predictiveRejection(true).build())
                 .listener(listener).build()).workload("w");
     }
 
@@ -127,10 +128,10 @@ class PredictiveRejectionTest {
     }
 
     @Test
-    void theArticlesBarrierAndUndeclaredWorkloadsDoNotPredict() {
+    void theArticlesBarrierDoesNotPredictAndAnAuditNeedsAPrediction() {
         assertThat(new DbBulkhead(POOL.get(), 1, 0).defaultWorkload().predictive()).isFalse();
-        assertThatThrownBy(() -> DbBulkhead.builder(POOL.get()).workload("a", 1, 0).predictiveRejection("b").build())
-                .isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("predictiveRejection names workload 'b', which is not declared; declared: [a]");
+        assertThatThrownBy(() -> WorkloadConfig.builder("a").concurrent(1).predictionAudit(0.1).build())
+                .isInstanceOf(InvalidSettingException.class)
+                .hasMessage("workload 'a': predictionAudit needs predictiveRejection on the workload, was 0.1");
     }
 }

@@ -2,6 +2,7 @@ package dev.dbbulkhead.benchmarks;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.dbbulkhead.DbBulkhead;
+import dev.dbbulkhead.SqlWork;
 import dev.dbbulkhead.testkit.TestDatabase;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -124,7 +125,7 @@ public class GuardBenchmark {
     }
 
     /** The work in a transaction on the pool's raw connection, as a transaction template runs it. */
-    private long raw(DbBulkhead.SqlWork<Long> work) throws SQLException {
+    private long raw(SqlWork<Long> work) throws SQLException {
         try (Connection c = pool.getConnection()) {
             c.setAutoCommit(false);
             try {

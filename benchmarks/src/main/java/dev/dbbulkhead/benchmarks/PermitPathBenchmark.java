@@ -1,6 +1,7 @@
 package dev.dbbulkhead.benchmarks;
 
 import dev.dbbulkhead.DbBulkhead;
+import dev.dbbulkhead.SqlWork;
 import dev.dbbulkhead.micrometer.DbBulkheadMetrics;
 import dev.dbbulkhead.testkit.NoopDataSource;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -39,9 +40,9 @@ import org.openjdk.jmh.annotations.Warmup;
 @Measurement(iterations = 5, time = 1)
 @Fork(value = 2, jvmArgsAppend = {"-Xms1g", "-Xmx1g"})
 public class PermitPathBenchmark {
-    static final int B = 16;
-    static final int Q = 16;
-    static final Duration WAIT = Duration.ofMillis(50);
+    public static final int B = 16;
+    public static final int Q = 16;
+    public static final Duration WAIT = Duration.ofMillis(50);
 
     private DataSource source;
     private Semaphore bare;
@@ -51,7 +52,7 @@ public class PermitPathBenchmark {
     private DbBulkhead ours;
     private DbBulkhead oursWithMicrometer;
 
-    private static final DbBulkhead.SqlWork<Integer> WORK = c -> 42;
+    private static final SqlWork<Integer> WORK = c -> 42;
 
     @Setup
     public void setUp() {

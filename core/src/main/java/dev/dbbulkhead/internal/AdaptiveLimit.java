@@ -54,7 +54,7 @@ import java.lang.invoke.VarHandle;
  * <p>It starts at B (a database pool's B is already safe: the pool budget) and measures R₀ in its second window.
  * Thread-safe: samples are added atomically by releasing callers; {@link #tick} is called by one thread at a time.
  */
-public final class AdaptiveLimit {
+final class AdaptiveLimit {
     /** Told of every change, by the ticking thread. */
     public interface Changes {
         void changed(int from, int to, String cause, long baselineNanos, long latencyNanos);

@@ -1,21 +1,22 @@
 package dev.dbbulkhead.internal;
 
 import dev.dbbulkhead.BulkheadRejectedException;
-import dev.dbbulkhead.DbBulkhead.SqlWork;
 import dev.dbbulkhead.Deadline;
 import dev.dbbulkhead.DeadlineExceededException.Stage;
-import dev.dbbulkhead.Lease;
 import dev.dbbulkhead.Outcome;
 import dev.dbbulkhead.RejectionReason;
-import dev.dbbulkhead.TransactionOptions;
 import dev.dbbulkhead.Workload;
-import java.sql.SQLException;
+import dev.dbbulkhead.WorkloadConfig;
+import java.lang.System.Logger.Level;
+import java.lang.ref.WeakReference;
 import java.time.Duration;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * One workload's admission: its permits, its hold-time estimates, its adaptive limit, and the lifecycle of its leases
- * (admit, hand out, release, reclaim). {@link Workload} is its public face. Every rejection is made here, from a live
- * {@link Snapshot}, by the barrier's {@link Rejections}.
+ * (admit, hand out, release, reclaim). Every rejection is made here, from a live {@link Snapshot}, by the barrier's
+ * {@link Rejections}.
  *
  * <p>An operation first takes an admission slot without waiting (none free: admission full), then waits on the
  * execution permits, in arrival order, for at most its queue wait or what is left of its deadline, giving back only
@@ -25,16 +26,18 @@ import java.time.Duration;
  *
  * <p>Thread-safe. An operation that does not wait costs one CAS to enter and one to leave and takes no lock.
  */
-public final class Admission {
-    /**
-     * A workload's admission options: predictive rejection (and the fraction of its refusals audited), the adaptive
-     * limit's minimum (0: a fixed limit B) and its latency target (0: half of what the callers' deadlines allow).
-     */
-    public record Options(boolean predictive, double audit, int minLimit, long latencyTargetNanos) {}
+final class Admission implements PermitLease.Owner {
+    /** What a workload's admission shares with the barrier's other workloads. */
+    record Shared(String bulkhead, Frames frames, Telemetry telemetry, Rejections rejections, long leakThresholdNanos) {}
 
-    /** What a workload needs from its barrier: shared by all of its workloads. */
-    public record Shared(String bulkhead, Frames frames, Telemetry telemetry, TransactionRunner runner,
-            Rejections rejections, long leakThresholdNanos) {}
+    /** How an admission ended: a lease holding both permits, or a refusal that nothing is held for. */
+    private sealed interface Result {}
+
+    private record Granted(PermitLease lease) implements Result {}
+
+    private record Rejected(BulkheadRejectedException rejection) implements Result {}
+
+    private record Interrupted(InterruptedException interrupt) implements Result {}
 
     private final Workload workload;
     private final String bulkhead;
@@ -48,27 +51,25 @@ public final class Admission {
     private final AdaptiveLimit adaptive;
     private final Frames frames;
     private final Telemetry telemetry;
-    private final TransactionRunner runner;
     private final Rejections rejections;
     /** Leak detection for callers' leases; null when off. */
     private final Leaks leaks;
     private volatile long leasesReclaimed;
 
-    public Admission(Workload workload, int concurrent, int extraSlots, Options options, Shared shared) {
+    Admission(Workload workload, WorkloadConfig config, Shared shared) {
         this.workload = workload;
         this.bulkhead = shared.bulkhead();
-        this.permits = new Permits(concurrent, extraSlots);
-        this.predictive = options.predictive();
-        this.audit = options.audit();
+        this.permits = new Permits(config.concurrent(), config.extraSlots());
+        this.predictive = config.predictiveRejection();
+        this.audit = config.predictionAudit();
         this.frames = shared.frames();
         this.telemetry = shared.telemetry();
-        this.runner = shared.runner();
         this.rejections = shared.rejections();
-        this.leaks = shared.leakThresholdNanos() > 0 ? new Leaks(shared.leakThresholdNanos(), telemetry.log())
-                : null;
-        this.adaptive = options.minLimit() == 0 ? null : new AdaptiveLimit(permits, options.minLimit(), concurrent,
-                options.latencyTargetNanos(), telemetry.now(), (from, to, cause, baseline, latency) ->
-                        telemetry.limitChanged(workload, from, to, cause, baseline, latency));
+        this.leaks = shared.leakThresholdNanos() > 0 ? new Leaks(shared.leakThresholdNanos(), telemetry) : null;
+        this.adaptive = !config.adaptive() ? null : new AdaptiveLimit(permits, config.adaptiveLimitMin(),
+                config.concurrent(), config.adaptiveLatencyTarget().map(Nanos::of).orElse(0L), telemetry.now(),
+                (from, to, cause, baseline, latency) -> telemetry.limitChanged(workload, from, to, cause, baseline,
+                        latency));
         this.holds = predictive || adaptive != null ? new HoldTimes(adaptive) : null;
         if (adaptive != null) {
             Ticker.start(this);
@@ -80,11 +81,11 @@ public final class Admission {
      * long as the workload is reachable (the task holds it weakly and cancels itself once it is gone).
      */
     private static final class Ticker implements Runnable {
-        private final java.lang.ref.WeakReference<Admission> admission;
-        private volatile java.util.concurrent.ScheduledFuture<?> task;
+        private final WeakReference<Admission> admission;
+        private volatile ScheduledFuture<?> task;
 
         private Ticker(Admission admission) {
-            this.admission = new java.lang.ref.WeakReference<>(admission);
+            this.admission = new WeakReference<>(admission);
         }
 
         static void start(Admission admission) {
@@ -106,56 +107,30 @@ public final class Admission {
                 a.adaptive.tick(a.telemetry.now());
             } catch (RuntimeException | Error e) {
                 // A failing decision must not end the clock (the scheduler would drop the task): logged, next tick.
-                a.telemetry.log().log(System.Logger.Level.ERROR, "db-bulkhead: the adaptive limit's tick failed", e);
+                a.telemetry.log().log(Level.ERROR, "db-bulkhead: the adaptive limit's tick failed", e);
             }
         }
-    }
-
-    /** Runs {@code work} in one transaction inside a lease; a deadline passed inside becomes the rejection. */
-    public <T> T transaction(Duration queueWait, Deadline deadline, TransactionOptions options, SqlWork<T> work)
-            throws SQLException, InterruptedException {
-        PermitLease lease = admit(queueWait, deadline, false);
-        try {
-            try {
-                return runner.run(lease, options, work);
-            } finally {
-                lease.release();
-            }
-        } catch (DeadlinePassed passed) {
-            var exceeded = rejections.deadlineExceeded(snapshot(remainingAtStart(lease, deadline)), passed.stage(),
-                    passed.overdueNanos(), passed.driverException());
-            for (Throwable suppressed : passed.getSuppressed()) {
-                exceeded.addSuppressed(suppressed);
-            }
-            throw exceeded;
-        }
-    }
-
-    /** Admission without a transaction: a lease for a caller that runs its own. */
-    public Lease acquire(Duration queueWait, Deadline deadline) throws InterruptedException {
-        return admit(queueWait, deadline, true);
     }
 
     /**
      * Both permits, or a rejection. The lease is allocated before anything is taken; anything unexpected thrown once
      * something is held (a stack overflow while waiting or settling, an error from a listener) gives back exactly
      * what the lease holds, from this frame, the shallowest one.
+     *
+     * @param queueWait the longest wait for an execution permit, or null for the deadline's
+     * @param forCaller a lease for {@code acquire()}, rather than for a transaction the barrier runs
      */
-    private PermitLease admit(Duration queueWait, Deadline deadline, boolean forCaller) throws InterruptedException {
-        Frames.Frame frame = frames.enter(this);
+    PermitLease admit(Duration queueWait, Deadline deadline, boolean forCaller) throws InterruptedException {
+        Frames.Frame frame = frames.enter(workload);
         boolean timed = telemetry.timed();
         PermitLease lease = forCaller ? frame.callerLease(this, deadline, timed)
                 : frame.transactionLease(this, deadline, timed);
-        Object admitted;
+        Result result;
         try {
-            if (!timed && !forCaller && deadline == null && holds == null
-                    && permits.enter(lease, false) == Permits.Entry.ACQUIRED) {
+            if (!measured(lease) && permits.enter(lease, false) == Permits.Entry.ACQUIRED) {
                 return lease; // nothing to measure or report: the common case, one CAS
             }
-            admitted = admit(lease, queueWait, deadline, timed,
-                    timed || forCaller || deadline != null || holds != null);
-        } catch (InterruptedException settled) {
-            throw settled; // already interrupted: nothing was taken
+            result = admitMeasured(lease, queueWait);
         } catch (Throwable unexpected) {
             // Field writes first: if abandon() overflows too, the next locked operation finds and settles the lease.
             lease.abandoned = true;
@@ -164,113 +139,142 @@ public final class Admission {
             throw unexpected;
         }
         // A refusal comes back as a value, thrown only here: once, and not through the handler above.
-        if (admitted instanceof PermitLease granted) {
-            return granted;
-        }
-        if (admitted instanceof InterruptedException interrupted) {
-            throw interrupted;
-        }
-        throw (BulkheadRejectedException) admitted;
+        return switch (result) {
+            case Granted granted -> granted.lease();
+            case Rejected rejected -> throw rejected.rejection();
+            case Interrupted interrupted -> throw interrupted.interrupt();
+        };
     }
 
-    /** The lease with both permits, or the refusal (a rejection, or the interrupt) that nothing is held for. */
-    private Object admit(PermitLease lease, Duration queueWait, Deadline deadline, boolean timed, boolean clocked) {
-        long start = clocked ? telemetry.now() : 0;
-        long allowed = queueWait == null ? Long.MAX_VALUE : Nanos.of(queueWait);
-        boolean deadlineBinds = false;
-        if (deadline != null) {
-            long remaining = deadline.remainingNanos(start);
-            if (remaining <= 0) {
-                return rejected(RejectionReason.DEADLINE, 0, rejections.deadlineExceeded(snapshot(0),
-                        Stage.BEFORE_ADMISSION, -remaining, null));
-            }
-            if (remaining <= allowed) {
-                allowed = remaining;
-                deadlineBinds = true;
-            }
-        }
+    /** Whether admitting {@code lease} reads the clock: to report, to leak-watch, to bound a wait, to estimate. */
+    private boolean measured(PermitLease lease) {
+        return lease.timed() || lease.forCaller() || lease.deadlineOrNull() != null || holds != null;
+    }
+
+    /** The steps of an admission that measures: its budget, the prediction, the permits, and the wait for one. */
+    private Result admitMeasured(PermitLease lease, Duration queueWait) {
+        long start = telemetry.now();
         lease.granted(0, start); // the grant time if no wait follows; nothing is held yet, so a call is safe
-        if (adaptive != null && deadlineBinds) {
-            adaptive.budget(allowed);
+        long overdue = lease.budget(queueWait, start);
+        if (overdue >= 0) {
+            return refused(RejectionReason.DEADLINE, 0, rejections.deadlineExceeded(snapshot(0),
+                    Stage.BEFORE_ADMISSION, overdue, null));
         }
-        boolean audited = false;
-        if (predictive) {
-            long expected = holds.expectedWaitNanos(permits.waiting(), permits.available(), predictionLimit(), start);
-            if (expected > allowed) {
-                if (audit == 0 || java.util.concurrent.ThreadLocalRandom.current().nextDouble() >= audit) {
-                    return rejected(RejectionReason.WOULD_TIME_OUT, 0,
-                            rejections.wouldTimeOut(snapshot(allowed), expected));
-                }
-                audited = true; // admitted to see whether the refusal would have been right
-            }
+        if (adaptive != null && lease.deadlineBinds()) {
+            adaptive.budget(lease.allowedWaitNanos());
         }
-        Permits.Entry entered;
+        long expected = predictive ? holds.expectedWaitNanos(permits.waiting(), permits.available(),
+                predictionLimit(), start) : 0;
+        if (expected > lease.allowedWaitNanos() && !auditedInstead(lease)) {
+            return refused(RejectionReason.WOULD_TIME_OUT, 0, rejections.wouldTimeOut(snapshot(lease.allowedWaitNanos()),
+                    expected));
+        }
+        return take(lease, start);
+    }
+
+    /** Whether this predicted refusal is one of the sample admitted anyway to audit the prediction. */
+    private boolean auditedInstead(PermitLease lease) {
+        lease.audited = audit > 0 && ThreadLocalRandom.current().nextDouble() < audit;
+        return lease.audited;
+    }
+
+    /** An admission slot and an execution permit, or a place in the queue and the wait for one. */
+    private Result take(PermitLease lease, long start) {
+        Permits.Entry entry;
         try {
-            entered = permits.enter(lease, allowed > 0);
+            entry = permits.enter(lease, lease.allowedWaitNanos() > 0);
+            if (entry == Permits.Entry.MUST_WAIT) {
+                entry = permits.queue(lease); // the slot and a place in the queue, or a permit freed meanwhile
+            }
         } catch (InterruptedException interrupted) { // already interrupted: nothing was taken
-            telemetry.rejected(workload, RejectionReason.INTERRUPTED, 0);
-            return interrupted;
+            return interrupted(interrupted, 0);
         }
-        if (entered == Permits.Entry.MUST_WAIT) {
-            entered = permits.queue(lease); // the slot and a place in the queue, or a permit freed meanwhile
+        if (entry == Permits.Entry.FULL) {
+            return refused(RejectionReason.ADMISSION_FULL, 0, rejections.admissionFull(snapshot(
+                    lease.allowedWaitNanos())));
         }
-        if (entered == Permits.Entry.FULL) {
-            return rejected(RejectionReason.ADMISSION_FULL, 0, rejections.admissionFull(snapshot(allowed)));
-        }
-        if (timed) {
+        if (lease.timed()) {
             telemetry.admitted(workload);
         }
-        if (entered == Permits.Entry.BUSY) { // no wait allowed and no permit free: nothing is held
-            return timedOut(deadline, deadlineBinds, allowed, 0);
+        return switch (entry) {
+            case BUSY -> timedOut(lease, 0); // no wait allowed and no permit free: nothing is held
+            case MUST_WAIT -> await(lease, start);
+            default -> {
+                if (lease.audited) {
+                    telemetry.predictionAudited(workload, true, 0); // a permit was free by the time it entered
+                }
+                yield granted(lease);
+            }
+        };
+    }
+
+    /** Waits in the queue for at most what the lease allows. */
+    private Result await(PermitLease lease, long start) {
+        Permits.Entry entry;
+        try {
+            entry = permits.await(lease, lease.allowedWaitNanos());
+        } catch (InterruptedException interrupted) { // the slot was given back
+            return interrupted(interrupted, telemetry.now() - start);
         }
-        if (entered == Permits.Entry.MUST_WAIT) {
-            try {
-                entered = permits.await(lease, allowed);
-            } catch (InterruptedException interrupted) { // the slot was given back
-                telemetry.rejected(workload, RejectionReason.INTERRUPTED, clocked ? telemetry.now() - start : 0);
-                return interrupted;
-            }
-            long now = clocked ? telemetry.now() : 0;
-            if (audited) {
-                telemetry.predictionAudited(workload, entered == Permits.Entry.ACQUIRED, now - start);
-            }
-            if (entered != Permits.Entry.ACQUIRED) {
-                return timedOut(deadline, deadlineBinds, allowed, now - start);
-            }
-            lease.granted(now - start, now);
-        } else if (audited && entered == Permits.Entry.ACQUIRED) {
-            telemetry.predictionAudited(workload, true, 0); // a permit was free by the time it entered
+        long now = telemetry.now();
+        if (lease.audited) {
+            telemetry.predictionAudited(workload, entry == Permits.Entry.ACQUIRED, now - start);
         }
+        if (entry != Permits.Entry.ACQUIRED) {
+            return timedOut(lease, now - start);
+        }
+        lease.granted(now - start, now);
+        return granted(lease);
+    }
+
+    /** Both permits are held: what the estimates, the listeners and leak detection learn of it. */
+    private Result granted(PermitLease lease) {
         if (holds != null) {
             holds.granted(lease.grantedAt());
         }
-        if (timed) {
+        if (lease.timed()) {
             telemetry.permitAcquired(workload, lease.permitWaitNanos());
         }
         if (lease.forCaller() && leaks != null) {
-            lease.watch = leaks.watch(this);
+            lease.watch = leaks.watch(workload);
         }
-        return lease;
+        return new Granted(lease);
     }
 
-    private BulkheadRejectedException timedOut(Deadline deadline, boolean deadlineBinds, long allowed,
-            long waited) {
-        if (deadlineBinds) {
-            return rejected(RejectionReason.DEADLINE, waited, rejections.deadlineExceeded(snapshot(allowed),
-                    Stage.PERMIT_WAIT, -deadline.remainingNanos(telemetry.now()), null));
+    private Result timedOut(PermitLease lease, long waited) {
+        if (lease.deadlineBinds()) {
+            return refused(RejectionReason.DEADLINE, waited, rejections.deadlineExceeded(snapshot(
+                    lease.allowedWaitNanos()), Stage.PERMIT_WAIT, -lease.deadlineOrNull().remainingNanos(
+                    telemetry.now()), null));
         }
-        return rejected(RejectionReason.QUEUE_TIMEOUT, waited, rejections.queueTimeout(snapshot(allowed)));
+        return refused(RejectionReason.QUEUE_TIMEOUT, waited, rejections.queueTimeout(snapshot(
+                lease.allowedWaitNanos())));
     }
 
-    private BulkheadRejectedException rejected(RejectionReason reason, long waited,
-            BulkheadRejectedException rejection) {
+    private Result refused(RejectionReason reason, long waited, BulkheadRejectedException rejection) {
         telemetry.rejected(workload, reason, waited);
-        return rejection;
+        return new Rejected(rejection);
     }
 
-    private long remainingAtStart(PermitLease lease, Deadline deadline) {
-        return deadline == null ? Long.MAX_VALUE : Math.max(0, deadline.remainingNanos(lease.grantedAt()
-                - lease.permitWaitNanos()));
+    private Result interrupted(InterruptedException interrupt, long waited) {
+        telemetry.rejected(workload, RejectionReason.INTERRUPTED, waited);
+        return new Interrupted(interrupt);
+    }
+
+    /**
+     * The public rejection for a deadline that passed once {@code lease} held its permits (in the pool, a statement
+     * or the wait for an answer), after the lease was released.
+     */
+    BulkheadRejectedException deadlineExceeded(PermitLease lease, DeadlinePassed passed) {
+        Deadline deadline = lease.deadlineOrNull();
+        long remainingAtStart = deadline == null ? Long.MAX_VALUE : Math.max(0, deadline.remainingNanos(
+                lease.grantedAt() - lease.permitWaitNanos()));
+        var exceeded = rejections.deadlineExceeded(snapshot(remainingAtStart), passed.stage(), passed.overdueNanos(),
+                passed.driverException());
+        for (Throwable suppressed : passed.getSuppressed()) {
+            exceeded.addSuppressed(suppressed);
+        }
+        return exceeded;
     }
 
     private Snapshot snapshot(long allowedWaitNanos) {
@@ -282,7 +286,8 @@ public final class Admission {
      * {@link Outcome#RELEASED} (a transaction's runner has reported its outcome already), then the permits go back,
      * then, with nothing held any more, the hold time feeds the estimates and may move the adaptive limit.
      */
-    void release(PermitLease lease) {
+    @Override
+    public void release(PermitLease lease) {
         if (holds == null && lease.watch == null && !(lease.forCaller() && lease.timed())) {
             permits.exit(lease); // nothing to measure or report
             return;
@@ -304,11 +309,17 @@ public final class Admission {
         }
     }
 
+    @Override
+    public void abandon(PermitLease lease) {
+        permits.abandon(lease);
+    }
+
     /**
      * Takes back the permits of a lease whose thread terminated without releasing them (called by the reclaimer of
      * {@link Frames}, on its own thread): counted, reported, and kept out of the estimates.
      */
-    void reclaim(PermitLease lease) {
+    @Override
+    public void reclaim(PermitLease lease) {
         long held = telemetry.now() - lease.grantedAt();
         boolean wasWaiting = lease.state == Permits.Node.WAITING;
         permits.abandon(lease);
@@ -319,52 +330,30 @@ public final class Admission {
         telemetry.reclaimed(workload, wasWaiting ? 0 : held);
     }
 
-    /** An admitted operation's transaction failed on the pool's timeout. */
-    void poolTimeout() {
-        telemetry.poolTimeout(workload);
-    }
-
-    void overloadSignal(Throwable signal) {
+    @Override
+    public void overloaded(Throwable signal) {
+        if (Overload.poolTimeout(signal)) {
+            telemetry.poolTimeout(workload);
+        }
         telemetry.overloadSignal(workload, signal);
     }
 
-    /** Called by leak detection when a caller's lease passed the threshold. */
-    void leakSuspected(long heldNanos) {
-        telemetry.leakSuspected(workload, heldNanos);
-    }
-
-    /** "workload 'w' of db-bulkhead 'db'", for log messages. */
-    String workloadDescription() {
-        return "workload '" + workload.name() + "' of db-bulkhead '" + bulkhead + "'";
-    }
-
+    @Override
     public Workload workload() {
         return workload;
     }
 
-    public String bulkheadName() {
-        return bulkhead;
-    }
-
-    public Permits permits() {
+    Permits permits() {
         return permits;
     }
 
-    public boolean predictive() {
-        return predictive;
-    }
-
-    public boolean adaptive() {
-        return adaptive != null;
-    }
-
     /** The adaptive limit's baseline hold time in nanoseconds; 0 for a fixed workload or before its first window. */
-    public long baselineNanos() {
+    long baselineNanos() {
         return adaptive == null ? 0 : adaptive.baselineNanos();
     }
 
     /** The recent mean hold time in nanoseconds; 0 without estimates or before the first operation. */
-    public long recentHoldNanos() {
+    long recentHoldNanos() {
         return holds == null ? 0 : holds.averageNanos();
     }
 
@@ -373,13 +362,13 @@ public final class Admission {
     }
 
     /** What predictive rejection expects a caller arriving now to wait; 0 without it. */
-    public long expectedWaitNanos() {
+    long expectedWaitNanos() {
         return !predictive ? 0 : holds.expectedWaitNanos(permits.waiting(), permits.available(), predictionLimit(),
                 telemetry.now());
     }
 
     /** Leases and queued callers whose thread terminated or left without giving their permits back, reclaimed. */
-    public long reclaimed() {
+    long reclaimed() {
         return leasesReclaimed + permits.reclaimed();
     }
 }

@@ -8,7 +8,7 @@ import java.sql.SQLException;
  * operation held its permits. The connection is closed and the listeners are told; admission turns this into the
  * public {@code DeadlineExceededException} after the lease is closed. Never reaches a caller.
  */
-public final class DeadlinePassed extends SQLException {
+final class DeadlinePassed extends SQLException {
     private final Stage stage;
     private final long overdueNanos;
 

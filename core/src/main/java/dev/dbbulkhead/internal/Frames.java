@@ -1,6 +1,7 @@
 package dev.dbbulkhead.internal;
 
 import dev.dbbulkhead.Deadline;
+import dev.dbbulkhead.Workload;
 import java.lang.ref.Cleaner;
 
 /**
@@ -11,11 +12,11 @@ import java.lang.ref.Cleaner;
  *
  * <p>When a thread terminates, its thread-local value is dropped; a {@link Cleaner} then looks at the last lease of
  * that thread, and a lease still holding permits (never closed, or cut short and never called again) is reclaimed:
- * its permits go back, counted and reported ({@link Admission#reclaim}). The cleaner tracks a {@link Key} that only
+ * its permits go back, counted and reported, by the lease's owner. The cleaner tracks a {@link Key} that only
  * the thread-local map holds; no lease refers back to it, so a lease the application still holds does not keep it
  * alive.
  */
-public final class Frames {
+final class Frames {
     private static final Cleaner CLEANER = Cleaner.create(task -> {
         Thread t = new Thread(task, "db-bulkhead-reclaimer");
         t.setDaemon(true);
@@ -23,20 +24,20 @@ public final class Frames {
     });
 
     /** One thread's state in one barrier; used by that thread only, and by the reclaimer once it has terminated. */
-    public static final class Frame {
+    static final class Frame {
         /** The lease of the thread's current or last operation; set before it takes anything. */
         PermitLease active;
         /** The lease that {@code transaction()} reuses once its previous operation fully ended. */
         private PermitLease spare;
 
         /** A lease for {@code transaction()}: the spare, reset, or a new one that becomes the spare. */
-        public PermitLease transactionLease(Admission admission, Deadline deadline, boolean timed) {
+        PermitLease transactionLease(PermitLease.Owner owner, Deadline deadline, boolean timed) {
             PermitLease lease = spare;
             if (lease == null || !lease.reusable()) {
-                lease = new PermitLease(admission, deadline, timed, false);
+                lease = new PermitLease(owner, deadline, timed, false);
                 spare = lease;
             } else {
-                lease.reset(admission, deadline, timed);
+                lease.reset(owner, deadline, timed);
             }
             if (active != lease) { // the same spare, usually: no write, so no cache line to bounce
                 active = lease;
@@ -45,8 +46,8 @@ public final class Frames {
         }
 
         /** A new lease for a caller of {@code acquire()}. */
-        public PermitLease callerLease(Admission admission, Deadline deadline, boolean timed) {
-            var lease = new PermitLease(admission, deadline, timed, true);
+        PermitLease callerLease(PermitLease.Owner owner, Deadline deadline, boolean timed) {
+            var lease = new PermitLease(owner, deadline, timed, true);
             active = lease;
             return lease;
         }
@@ -64,7 +65,7 @@ public final class Frames {
             PermitLease lease = frame.active;
             // isAlive() is also the happens-before edge with everything the terminated thread wrote.
             if (lease != null && !lease.thread.isAlive() && lease.holding() && !lease.handedOff()) {
-                lease.admission().reclaim(lease);
+                lease.owner().reclaim(lease);
             }
         }
     }
@@ -76,13 +77,13 @@ public final class Frames {
     });
 
     /** This thread's frame, after checking that it holds no lease of this barrier. */
-    public Frame enter(Admission target) {
+    Frame enter(Workload target) {
         Frame frame = frames.get().frame;
         PermitLease current = frame.active;
         if (current != null && current.holding() && !current.handedOff() && !current.settleCutShort()) {
             throw new IllegalStateException("db-bulkhead '" + target.bulkheadName() + "' re-entered on a thread "
                     + "that already holds one of its permits (workload '" + current.workload().name() + "' -> '"
-                    + target.workload().name() + "'): the barrier is not reentrant, and waiting here for a permit "
+                    + target.name() + "'): the barrier is not reentrant, and waiting here for a permit "
                     + "or a connection that this thread already holds can deadlock. Do all the work in one "
                     + "transaction, or make the second call after the first has returned (or its lease was closed).");
         }

@@ -36,7 +36,7 @@ import java.util.concurrent.Executor;
  * happens-before edge; a thread that raced with the transaction without one may see it late. It catches
  * mistakes, it is not a security boundary.
  */
-public final class GuardedConnection implements Connection {
+final class GuardedConnection implements Connection {
     static final String OWNED = "db-bulkhead owns this transaction: work must not call ";
     static final String EXPIRED = "this connection belonged to a db-bulkhead transaction that has finished; "
             + "do not keep the Connection (or its statements) beyond work";

@@ -7,7 +7,7 @@ package dev.dbbulkhead.internal;
  * the first permit has been held so far stands in for the hold: a lower bound that grows until the first release.
  * Updates race benignly (a lost sample shifts an estimate, never a permit). Thread-safe.
  */
-public final class HoldTimes {
+final class HoldTimes {
     private final AdaptiveLimit adaptive;
     private volatile long averageNanos; // 0: no operation measured yet
     private volatile long firstGrantAt; // 0: no permit granted yet

@@ -14,7 +14,7 @@ import jdk.jfr.Timespan;
  * recording's settings like any JDK event (both are on in the {@code default} and {@code profile} settings);
  * with no recording they cost one check per operation and no clock read.
  */
-public final class JfrEvents {
+final class JfrEvents {
     private JfrEvents() {}
 
     @Name("dev.dbbulkhead.Rejection")

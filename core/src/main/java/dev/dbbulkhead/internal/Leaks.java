@@ -1,5 +1,6 @@
 package dev.dbbulkhead.internal;
 
+import dev.dbbulkhead.Workload;
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
 import java.util.concurrent.ScheduledFuture;
@@ -13,18 +14,25 @@ import java.util.concurrent.ScheduledFuture;
  */
 final class Leaks {
     private final long thresholdNanos;
+    private final Telemetry telemetry;
     private final Logger log;
 
-    Leaks(long thresholdNanos, Logger log) {
+    Leaks(long thresholdNanos, Telemetry telemetry) {
         this.thresholdNanos = thresholdNanos;
-        this.log = log;
+        this.telemetry = telemetry;
+        this.log = telemetry.log();
     }
 
-    /** Watches a lease just acquired; the task holds the workload and the stack, never the lease. */
-    Watch watch(Admission admission) {
-        var watch = new Watch(admission, new Acquired(admission.workloadDescription(), thresholdNanos));
+    /** Watches a lease of {@code workload} just acquired; the task holds the workload and the stack, never the lease. */
+    Watch watch(Workload workload) {
+        var watch = new Watch(workload, new Acquired(describe(workload), thresholdNanos));
         watch.task = Scheduler.after(thresholdNanos, watch);
         return watch;
+    }
+
+    /** "workload 'w' of db-bulkhead 'db'", for log messages. */
+    private static String describe(Workload w) {
+        return "workload '" + w.name() + "' of db-bulkhead '" + w.bulkheadName() + "'";
     }
 
     /** Where a suspected lease was acquired: only its stack trace is ever shown. */
@@ -37,24 +45,24 @@ final class Leaks {
 
     /** One lease's watch. */
     final class Watch implements Runnable {
-        private final Admission admission;
+        private final Workload workload;
         private final Acquired acquired;
         private volatile ScheduledFuture<?> task;
         private volatile boolean suspected;
 
-        private Watch(Admission admission, Acquired acquired) {
-            this.admission = admission;
+        private Watch(Workload workload, Acquired acquired) {
+            this.workload = workload;
             this.acquired = acquired;
         }
 
         @Override
         public void run() {
             suspected = true;
-            log.log(Level.WARNING, "db-bulkhead: a lease of " + admission.workloadDescription() + " has been open "
+            log.log(Level.WARNING, "db-bulkhead: a lease of " + describe(workload) + " has been open "
                     + "for more than " + Snapshot.millis(thresholdNanos) + " (leak detection threshold): close it "
                     + "with try-with-resources once its transaction has ended; its thread was "
                     + "still running when it was acquired here", acquired);
-            admission.leakSuspected(thresholdNanos);
+            telemetry.leakSuspected(workload, thresholdNanos);
         }
 
         /** The lease was closed or reclaimed; true when it had been reported as a suspected leak. */
@@ -64,7 +72,7 @@ final class Leaks {
                 t.cancel(false);
             }
             if (suspected) {
-                log.log(Level.INFO, "db-bulkhead: the lease of " + admission.workloadDescription()
+                log.log(Level.INFO, "db-bulkhead: the lease of " + describe(workload)
                         + " reported as a possible leak was closed after " + Snapshot.millis(heldNanos));
             }
             return suspected;

@@ -3,11 +3,15 @@ package dev.dbbulkhead.internal;
 import dev.dbbulkhead.Deadline;
 import dev.dbbulkhead.Lease;
 import dev.dbbulkhead.Workload;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.time.Duration;
 import java.util.Optional;
+import java.util.concurrent.CompletionStage;
 
 /**
  * Both permits of one workload, owned by the thread that acquired them, and that caller's node in the permit queue
- * (so nothing needs allocating once a permit is taken). Admission ({@link Admission}) hands it out and takes it back;
+ * (so nothing needs allocating once a permit is taken). Admission hands it out and takes it back;
  * the lease itself only keeps what one operation needs: its deadline, when its permit was granted, whether its
  * transaction failed with an overload signal, and how far its release got.
  *
@@ -16,9 +20,26 @@ import java.util.Optional;
  *
  * <p>Used by its owner thread only; {@link #close()} from another thread is refused.
  */
-public final class PermitLease extends Permits.Node implements Lease {
+final class PermitLease extends Permits.Node implements Lease {
+    /** What a lease tells the admission that granted it; the lease never calls further up. */
+    interface Owner {
+        Workload workload();
+
+        /** Gives the lease's permits back; its {@link #release()} marked it closing first. */
+        void release(PermitLease lease);
+
+        /** Settles whatever the lease still holds, whatever state a failure left it in; idempotent. */
+        void abandon(PermitLease lease);
+
+        /** Takes back the permits of a lease whose thread terminated without releasing them. */
+        void reclaim(PermitLease lease);
+
+        /** The lease's transaction failed with an overload signal ({@link Overload}); once per operation. */
+        void overloaded(Throwable signal);
+    }
+
     private final boolean forCaller;
-    private Admission admission;
+    private Owner owner;
     private Deadline deadline;
     private boolean timed;
     /** Set by admission for an operation that reads the clock; stale (and never read) for one that does not. */
@@ -26,38 +47,43 @@ public final class PermitLease extends Permits.Node implements Lease {
     /** As {@link #permitWaitNanos}. */
     private long grantedAt;
     private boolean overloaded;
+    /** What this operation may wait for an execution permit (set by {@link #budget}). */
+    private long allowedWaitNanos;
+    /** Its deadline, not its queue wait, sets {@link #allowedWaitNanos}. */
+    private boolean deadlineBinds;
+    /** A refusal predicted for this operation was overruled, to audit the prediction. */
+    boolean audited;
     /** Release began: if permits are still held, it was cut short (a stack overflow) and is finished later. */
     private boolean closing;
     /** Leak detection's watch, for a caller's lease when the barrier has a threshold; else null. */
     Leaks.Watch watch;
     /** {@link #closeWhenComplete}: 0 the owner releases, 1 the stage will, 2 the stage did. */
     private volatile int handedOff;
-    private static final java.lang.invoke.VarHandle HANDED_OFF;
+    private static final VarHandle HANDED_OFF;
 
     static {
         try {
-            HANDED_OFF = java.lang.invoke.MethodHandles.lookup().findVarHandle(PermitLease.class, "handedOff",
-                    int.class);
+            HANDED_OFF = MethodHandles.lookup().findVarHandle(PermitLease.class, "handedOff", int.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
     }
 
     /** Built before any permit is taken: a failure to allocate it then holds nothing. */
-    PermitLease(Admission admission, Deadline deadline, boolean timed, boolean forCaller) {
+    PermitLease(Owner owner, Deadline deadline, boolean timed, boolean forCaller) {
         super(Thread.currentThread());
         this.forCaller = forCaller;
-        this.admission = admission;
+        this.owner = owner;
         this.deadline = deadline;
         this.timed = timed;
     }
 
     /** For another {@code transaction()} of the same thread, once the previous one has fully ended. */
-    void reset(Admission admission, Deadline deadline, boolean timed) {
+    void reset(Owner owner, Deadline deadline, boolean timed) {
         // Only what changed is written: the owner writes its lease on every operation, and fewer stores are fewer
         // chances for a cache line shared with another thread's data to bounce.
-        if (this.admission != admission) {
-            this.admission = admission;
+        if (this.owner != owner) {
+            this.owner = owner;
         }
         if (this.deadline != deadline) {
             this.deadline = deadline;
@@ -78,6 +104,39 @@ public final class PermitLease extends Permits.Node implements Lease {
         this.grantedAt = now;
     }
 
+    /**
+     * Sets what this operation may wait at {@code now}: its queue wait ({@code null}: unbounded), or what is left of
+     * its deadline when that is shorter.
+     *
+     * @return how long ago the deadline passed (≥ 0), or -1 when it has not
+     */
+    long budget(Duration queueWait, long now) {
+        audited = false;
+        deadlineBinds = false;
+        long allowed = queueWait == null ? Long.MAX_VALUE : Nanos.of(queueWait);
+        if (deadline != null) {
+            long remaining = deadline.remainingNanos(now);
+            if (remaining <= 0) {
+                allowedWaitNanos = 0;
+                return -remaining;
+            }
+            if (remaining <= allowed) {
+                allowed = remaining;
+                deadlineBinds = true;
+            }
+        }
+        allowedWaitNanos = allowed;
+        return -1;
+    }
+
+    long allowedWaitNanos() {
+        return allowedWaitNanos;
+    }
+
+    boolean deadlineBinds() {
+        return deadlineBinds;
+    }
+
     long grantedAt() {
         return grantedAt;
     }
@@ -90,17 +149,17 @@ public final class PermitLease extends Permits.Node implements Lease {
         return overloaded;
     }
 
-    Admission admission() {
-        return admission;
+    Owner owner() {
+        return owner;
     }
 
     /** Whether this operation reports its durations (a listener or a flight recording wants them). */
-    public boolean timed() {
+    boolean timed() {
         return timed;
     }
 
     /** The deadline, or {@code null}. */
-    public Deadline deadlineOrNull() {
+    Deadline deadlineOrNull() {
         return deadline;
     }
 
@@ -110,15 +169,12 @@ public final class PermitLease extends Permits.Node implements Lease {
             return; // once per operation
         }
         overloaded = true;
-        if (Overload.poolTimeout(failure)) {
-            admission.poolTimeout();
-        }
-        admission.overloadSignal(failure);
+        owner.overloaded(failure);
     }
 
     @Override
     public Workload workload() {
-        return admission.workload();
+        return owner.workload();
     }
 
     @Override
@@ -141,14 +197,14 @@ public final class PermitLease extends Permits.Node implements Lease {
 
     private void checkOwner() {
         if (Thread.currentThread() != thread) {
-            throw new IllegalStateException("db-bulkhead '" + admission.bulkheadName() + "', workload '"
-                    + admission.workload().name() + "': a lease is released by the thread that acquired it ("
+            throw new IllegalStateException("db-bulkhead '" + workload().bulkheadName() + "', workload '"
+                    + workload().name() + "': a lease is released by the thread that acquired it ("
                     + thread + "), not by " + Thread.currentThread() + "; nothing was released");
         }
     }
 
     @Override
-    public void closeWhenComplete(java.util.concurrent.CompletionStage<?> stage) {
+    public void closeWhenComplete(CompletionStage<?> stage) {
         Preconditions.notNull(stage, "stage");
         checkOwner();
         if (released || handedOff != 0) {
@@ -174,7 +230,7 @@ public final class PermitLease extends Permits.Node implements Lease {
             return;
         }
         closing = true; // a field write before any call
-        admission.release(this);
+        owner.release(this);
     }
 
     /**
@@ -188,13 +244,13 @@ public final class PermitLease extends Permits.Node implements Lease {
         if (!closing && !abandoned) {
             return false;
         }
-        admission.permits().abandon(this);
+        owner.abandon(this);
         return true;
     }
 
     @Override
     public String toString() {
-        return "Lease[" + admission.bulkheadName() + "/" + admission.workload().name()
+        return "Lease[" + workload().bulkheadName() + "/" + workload().name()
                 + (released() ? ", released" : ", held") + "]";
     }
 }

@@ -35,7 +35,7 @@ import java.util.concurrent.locks.LockSupport;
  * timeout settles: the CAS on the state word comes first, field writes follow, and the lock is given back by a field
  * write. Thread-safe.
  */
-public final class Permits extends Padded.StateWord {
+final class Permits extends Padded.StateWord {
     /** What {@link #enter} did. */
     public enum Entry {
         /** Both permits are held: {@link #exit} them exactly once. */

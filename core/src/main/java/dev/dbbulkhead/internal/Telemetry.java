@@ -15,7 +15,7 @@ import java.util.function.LongSupplier;
  * <p>An operation is <em>timed</em> when a listener is registered or a recording wants the events; an untimed
  * one reads the clock only for a deadline. Thread-safe.
  */
-public final class Telemetry {
+final class Telemetry {
     private final BulkheadListener listener;
     private final boolean listening;
     private final LongSupplier clock;

@@ -1,7 +1,7 @@
 package dev.dbbulkhead.internal;
 
 import dev.dbbulkhead.CommitOutcomeUnknownException;
-import dev.dbbulkhead.DbBulkhead.SqlWork;
+import dev.dbbulkhead.SqlWork;
 import dev.dbbulkhead.Deadline;
 import dev.dbbulkhead.DeadlineExceededException.Stage;
 import dev.dbbulkhead.Outcome;
@@ -29,7 +29,7 @@ import javax.sql.DataSource;
  *
  * <p>Thread-safe; one instance per barrier.
  */
-public final class TransactionRunner {
+final class TransactionRunner {
     private final DataSource source;
     private final Telemetry telemetry;
     private final boolean statementTimeouts;

@@ -10,6 +10,7 @@ import dev.dbbulkhead.DbBulkhead;
 import dev.dbbulkhead.Deadline;
 import dev.dbbulkhead.DeadlineExceededException;
 import dev.dbbulkhead.QueueTimeoutException;
+import dev.dbbulkhead.WorkloadConfig;
 import dev.dbbulkhead.testkit.FaultyDataSource;
 import dev.dbbulkhead.testkit.TestDatabase;
 import io.micrometer.core.instrument.Tags;
@@ -153,7 +154,8 @@ class DbBulkheadMetricsTest {
     @Test
     void predictiveWorkloadsShowTheirRecentHoldTimeAndExpectedWait() throws Exception {
         var gate = metrics.bind(DbBulkhead.builder(pool).name("orders-db").listener(metrics)
-                .workload("interactive", 1, 4).predictiveRejection("interactive").build());
+                .workload(WorkloadConfig.builder("interactive").concurrent(1).extraSlots(4).predictiveRejection(true)
+                        .build()).build());
         for (int i = 0; i < 3; i++) {
             gate.transaction(Duration.ZERO, c -> {
                 try (var s = c.createStatement()) {
@@ -176,7 +178,8 @@ class DbBulkheadMetricsTest {
     @Test
     void adaptiveWorkloadsShowTheirLimitAndBaseline() throws Exception {
         var gate = metrics.bind(DbBulkhead.builder(pool).name("orders-db").listener(metrics)
-                .workload("interactive", 2, 4).adaptiveLimit("interactive", 1).build());
+                .workload(WorkloadConfig.builder("interactive").concurrent(2).extraSlots(4).adaptiveLimitMin(1).build())
+                .build());
         assertThat(gauge(BulkheadMeterNames.LIMIT)).as("starts at B").isEqualTo(2);
         assertThat(gauge(BulkheadMeterNames.LIMIT_BASELINE)).as("nothing measured yet").isZero();
         long until = System.nanoTime() + Duration.ofSeconds(10).toNanos();
@@ -197,8 +200,8 @@ class DbBulkheadMetricsTest {
     @Test
     void auditedPredictionsAreCountedByWhetherTheCallerWasServedInTime() throws Exception {
         var gate = metrics.bind(DbBulkhead.builder(pool).name("orders-db").listener(metrics)
-                .workload("interactive", 1, 4).predictiveRejection("interactive")
-                .predictionAudit("interactive", 1.0).build());
+                .workload(WorkloadConfig.builder("interactive").concurrent(1).extraSlots(4).predictiveRejection(true)
+                        .predictionAudit(1.0).build()).build());
         gate.transaction(Duration.ofSeconds(1), c -> {
             try (var s = c.createStatement()) {
                 s.execute("SELECT pg_sleep(0.05)");

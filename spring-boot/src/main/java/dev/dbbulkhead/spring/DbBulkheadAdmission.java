@@ -115,7 +115,7 @@ public class DbBulkheadAdmission implements TransactionExecutionListener {
      */
     public <T, E extends Throwable> T call(String workload, Duration queueWait, String caller,
             AdmittedCall<T, E> call) throws E {
-        WorkloadSettings target = resolve(workload, caller);
+        WorkloadSettings target = settings.named(workload, caller);
         Scope outer = scope.get();
         if (outer != null) {
             if (outer.workload.name().equals(target.name())) {
@@ -171,17 +171,6 @@ public class DbBulkheadAdmission implements TransactionExecutionListener {
                     + "materialised value (e.g. a List), or consume it inside the method.", caller,
                     result.getClass().getName(), bulkhead.name());
         }
-    }
-
-    private WorkloadSettings resolve(String workload, String caller) {
-        String name = workload == null || workload.isEmpty() ? settings.defaultWorkload() : workload;
-        WorkloadSettings target = settings.workload(name);
-        if (target == null) {
-            throw new IllegalArgumentException(caller + " names workload '" + name + "', which db-bulkhead '"
-                    + bulkhead.name() + "' does not have; declared: "
-                    + settings.workloads().stream().map(WorkloadSettings::name).toList());
-        }
-        return target;
     }
 
     /**

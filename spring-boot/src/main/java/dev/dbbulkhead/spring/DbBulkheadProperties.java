@@ -1,5 +1,6 @@
 package dev.dbbulkhead.spring;
 
+import dev.dbbulkhead.WorkloadConfig;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -45,7 +46,11 @@ public class DbBulkheadProperties {
     private Map<String, Workload> workloads = new LinkedHashMap<>();
     private final Web web = new Web();
 
-    /** One workload's budget and waits. */
+    /**
+     * One workload's budget and waits. The budget and admission settings map one to one onto the core's
+     * {@link WorkloadConfig} ({@link #config}), which checks them; queue-wait, deadline and allow-requires-new are
+     * how the starter calls the workload.
+     */
     public static class Workload {
         /** B: operations of this workload that may hold a connection at once. Required. */
         private Integer concurrent;
@@ -72,6 +77,26 @@ public class DbBulkheadProperties {
          * measure how many refusals were false (BulkheadListener.onPredictionAudited). Default: none.
          */
         private Double predictionAudit;
+
+        /**
+         * These settings as the core's workload configuration, checked there.
+         *
+         * @throws dev.dbbulkhead.InvalidSettingException naming the setting the core refused
+         */
+        WorkloadConfig config(String name) {
+            var config = WorkloadConfig.builder(name).concurrent(concurrent)
+                    .extraSlots(extraSlots == null ? 0 : extraSlots).predictiveRejection(predictiveRejection);
+            if (predictionAudit != null) {
+                config.predictionAudit(predictionAudit);
+            }
+            if (adaptiveLimitMin != null) {
+                config.adaptiveLimitMin(adaptiveLimitMin);
+            }
+            if (adaptiveLatencyTarget != null) {
+                config.adaptiveLatencyTarget(adaptiveLatencyTarget);
+            }
+            return config.build();
+        }
 
         public Duration getAdaptiveLatencyTarget() {
             return adaptiveLatencyTarget;

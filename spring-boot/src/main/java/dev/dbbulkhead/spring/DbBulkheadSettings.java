@@ -3,19 +3,24 @@ package dev.dbbulkhead.spring;
 import dev.dbbulkhead.BulkheadListener;
 import dev.dbbulkhead.DbBulkhead;
 import dev.dbbulkhead.InvalidSettingException;
+import dev.dbbulkhead.Setting;
+import dev.dbbulkhead.WorkloadConfig;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import javax.sql.DataSource;
 
 /**
- * The {@link DbBulkheadProperties}, checked where only the starter can check them (a workload without
- * {@code concurrent}, waits and deadlines, the default workload, the web settings), and mapped onto the barrier's
- * builder, which checks the budgets themselves (B, Q, the adaptive minimum, the sum of the workloads' B against the
- * pool): one rule, one message, naming the property and, in the start-up report, where it was set. Immutable and
+ * The {@link DbBulkheadProperties}, checked: each workload's budget and admission by the core's
+ * {@link WorkloadConfig}, the sum of the workloads' B against the pool by the core's builder, and here only what the
+ * starter adds (a workload without {@code concurrent}, waits and deadlines, the default workload, the web settings).
+ * One rule, one message, naming the property and, in the start-up report, where it was set. Immutable and
  * thread-safe.
  */
 public final class DbBulkheadSettings {
@@ -24,18 +29,23 @@ public final class DbBulkheadSettings {
     /** The workload created when none is declared. */
     public static final String DEFAULT_WORKLOAD = "default";
     private static final String PREFIX = "db-bulkhead.";
+    /** A setting's builder name inside a rule (e.g. "needs adaptiveLimitMin"), to name it as a property. */
+    private static final Pattern SETTING_NAME = Pattern.compile("\\b[a-z]+(?:[A-Z][a-z]*)*\\b");
 
     /**
-     * One workload, checked. {@code deadline} is null when none is set; {@code adaptiveLimitMin} is null for a fixed
-     * limit, {@code adaptiveLatencyTarget} for the default target, {@code predictionAudit} for none (values set are
-     * passed to the barrier's builder as they are, for it to check).
+     * One workload: its core configuration, and how the starter calls it: the longest wait for a permit, the
+     * deadline started at admission (null: none), and whether a second connection (REQUIRES_NEW) is allowed.
      */
-    public record WorkloadSettings(String name, int concurrent, int extraSlots, Duration queueWait,
-            Duration deadline, boolean allowRequiresNew, boolean predictiveRejection, Integer adaptiveLimitMin,
-            Duration adaptiveLatencyTarget, Double predictionAudit) {
-        /** The property prefix of this workload. */
-        String property(String field) {
-            return PREFIX + "workloads." + name + "." + field;
+    public record WorkloadSettings(WorkloadConfig config, Duration queueWait, Duration deadline,
+            boolean allowRequiresNew) {
+        /** The workload's name. */
+        public String name() {
+            return config.name();
+        }
+
+        /** The full name of one of this workload's properties, e.g. {@code allow-requires-new}. */
+        public String property(String field) {
+            return PREFIX + "workloads." + name() + "." + field;
         }
     }
 
@@ -65,19 +75,17 @@ public final class DbBulkheadSettings {
      * @throws DbBulkheadConfigurationException naming the first property that cannot work
      */
     public static DbBulkheadSettings of(DbBulkheadProperties properties, int poolSize) {
-        String name = properties.getName();
         var workloads = new LinkedHashMap<String, WorkloadSettings>();
         if (properties.getWorkloads().isEmpty()) {
             int concurrent = poolSize > 0 ? poolSize : 10;
-            workloads.put(DEFAULT_WORKLOAD,
-                    new WorkloadSettings(DEFAULT_WORKLOAD, concurrent, concurrent, DEFAULT_QUEUE_WAIT, null, false,
-                            false, null, null, null));
+            workloads.put(DEFAULT_WORKLOAD, new WorkloadSettings(WorkloadConfig.of(DEFAULT_WORKLOAD, concurrent,
+                    concurrent), DEFAULT_QUEUE_WAIT, null, false));
         }
         properties.getWorkloads().forEach((key, w) -> workloads.put(key, workload(key, w)));
         String defaultWorkload = defaultWorkload(properties.getDefaultWorkload(), workloads);
         retryAfter(properties.getWeb().getRetryAfter());
         Duration leaks = properties.getLeakDetectionThreshold();
-        return new DbBulkheadSettings(name, Collections.unmodifiableMap(workloads), defaultWorkload,
+        return new DbBulkheadSettings(properties.getName(), Collections.unmodifiableMap(workloads), defaultWorkload,
                 properties.isAllowOpenInView(), poolSize, leaks == null ? Duration.ZERO : leaks);
     }
 
@@ -101,20 +109,7 @@ public final class DbBulkheadSettings {
             List<DbBulkheadBuilderCustomizer> customizers) {
         try {
             var builder = DbBulkhead.builder(dataSource).name(name);
-            for (WorkloadSettings w : workloads()) {
-                builder.workload(w.name(), w.concurrent(), w.extraSlots());
-                if (w.predictiveRejection()) {
-                    builder.predictiveRejection(w.name());
-                }
-                if (w.adaptiveLimitMin() != null && w.adaptiveLatencyTarget() != null) {
-                    builder.adaptiveLimit(w.name(), w.adaptiveLimitMin(), w.adaptiveLatencyTarget());
-                } else if (w.adaptiveLimitMin() != null) {
-                    builder.adaptiveLimit(w.name(), w.adaptiveLimitMin());
-                }
-                if (w.predictionAudit() != null) {
-                    builder.predictionAudit(w.name(), w.predictionAudit());
-                }
-            }
+            workloads().forEach(w -> builder.workload(w.config()));
             if (poolSize > 0) {
                 builder.poolSize(poolSize);
             }
@@ -123,52 +118,60 @@ public final class DbBulkheadSettings {
             customizers.forEach(c -> c.customize(builder));
             return builder.build();
         } catch (InvalidSettingException refused) {
-            throw refused(refused);
+            throw refused(refused, workloads.keySet());
         }
     }
 
-    /** What the builder refused, named as the property that set it. */
-    private DbBulkheadConfigurationException refused(InvalidSettingException e) {
-        String property = property(e);
-        if (e.setting().equals("poolSize")) {
-            List<String> concurrent = workloads.values().stream().map(w -> w.property("concurrent")).toList();
-            return new DbBulkheadConfigurationException(e.getMessage() + ": the barrier would admit more "
-                    + "operations than the pool has connections, and they would queue inside the pool instead, where "
-                    + "nothing bounds or rejects them.", "Lower " + String.join(", ", concurrent) + " so that they "
-                    + "add up to at most the pool size, or raise the pool's maximum size "
-                    + "(spring.datasource.hikari.maximum-pool-size), within the database's connection budget.",
-                    property, e);
+    /** What the core refused, named as the property that set it ({@code declared}: the workloads properties set). */
+    private static DbBulkheadConfigurationException refused(InvalidSettingException e,
+            Collection<String> declared) {
+        String workload = e.workload().filter(declared::contains).orElse(null);
+        String property = property(e.setting(), workload);
+        String rule = inProperties(e.rule(), workload);
+        if (e.setting() == Setting.POOL_SIZE) {
+            return new DbBulkheadConfigurationException(property + " " + rule + ", was " + e.value() + ": the barrier "
+                    + "would admit more operations than the pool has connections, and they would queue inside the pool "
+                    + "instead, where nothing bounds or rejects them.", "Lower the workloads' concurrent ("
+                    + String.join(", ", declared.stream().map(w -> property(Setting.CONCURRENT, w)).toList())
+                    + ") so that they add up to at most the pool size, or raise the pool's maximum size ("
+                    + property + "), within the database's connection budget.", property, e);
         }
         if (property == null) {
             return new DbBulkheadConfigurationException("db-bulkhead: " + e.getMessage(),
                     "Change the DbBulkheadBuilderCustomizer that sets " + e.setting() + ".", null, e);
         }
-        String description = e.rule().map(rule -> property + " " + rule + ", was " + e.value())
-                .orElse(property + ": " + e.getMessage());
-        return new DbBulkheadConfigurationException(description, "Change " + property + ".", property, e);
+        return new DbBulkheadConfigurationException(property + " " + rule + ", was " + e.value(),
+                "Change " + property + ".", property, e);
     }
 
-    /** The property behind a setting the builder names, or null (a customizer's). */
-    private String property(InvalidSettingException e) {
-        String w = e.workload().orElse(null);
-        String field = switch (e.setting()) {
-            case "name" -> "name";
-            case "concurrent" -> "concurrent";
-            case "extraSlots" -> "extra-slots";
-            case "adaptiveLimit minLimit" -> "adaptive-limit-min";
-            case "adaptiveLimit latencyTarget" -> "adaptive-latency-target";
-            case "predictionAudit" -> "prediction-audit";
-            case "leakDetectionThreshold" -> "leak-detection-threshold";
-            case "poolSize" -> "spring.datasource.hikari.maximum-pool-size";
-            default -> null;
+    /**
+     * The property behind a setting of {@code workload} (null for the barrier's), or null where only a customizer sets
+     * it (a workload no property declares, the sizing hint).
+     */
+    private static String property(Setting setting, String workload) {
+        return switch (setting) {
+            case POOL_SIZE -> "spring.datasource.hikari.maximum-pool-size";
+            case SIZING_HINT_QUEUE_WAIT, SIZING_HINT_HOLD_TIME -> null;
+            case WORKLOAD_NAME -> PREFIX + "workloads";
+            default -> !setting.perWorkload() ? PREFIX + setting.propertyName()
+                    : workload == null ? null : PREFIX + "workloads." + workload + "." + setting.propertyName();
         };
-        if (field == null) {
-            return null;
+    }
+
+    /** A rule of the core's with the settings it names written as this workload's (or the barrier's) properties. */
+    private static String inProperties(String rule, String workload) {
+        Matcher m = SETTING_NAME.matcher(rule);
+        var out = new StringBuilder();
+        while (m.find()) {
+            String property = null;
+            for (Setting s : Setting.values()) {
+                if (s.builderName().equals(m.group()) && s != Setting.NAME && s != Setting.WORKLOAD_NAME) {
+                    property = property(s, workload);
+                }
+            }
+            m.appendReplacement(out, Matcher.quoteReplacement(property != null ? property : m.group()));
         }
-        if (field.startsWith("spring.")) {
-            return field;
-        }
-        return w == null || workloads.get(w) == null ? PREFIX + field : workloads.get(w).property(field);
+        return m.appendTail(out).toString();
     }
 
     private static WorkloadSettings workload(String key, DbBulkheadProperties.Workload w) {
@@ -181,8 +184,6 @@ public final class DbBulkheadSettings {
                     "Set " + PREFIX + field + "concurrent to how many operations of workload '" + key
                             + "' may hold a connection at once (at least 1).", PREFIX + field + "concurrent", null);
         }
-        // B, Q and the adaptive minimum are the barrier's to check (build()): one rule, one message.
-        int extraSlots = w.getExtraSlots() == null ? 0 : w.getExtraSlots();
         Duration queueWait = w.getQueueWait() == null ? DEFAULT_QUEUE_WAIT : w.getQueueWait();
         if (queueWait.isNegative()) {
             throw invalid(field + "queue-wait", queueWait, "must be >= 0");
@@ -190,14 +191,11 @@ public final class DbBulkheadSettings {
         if (w.getDeadline() != null && (w.getDeadline().isNegative() || w.getDeadline().isZero())) {
             throw invalid(field + "deadline", w.getDeadline(), "must be > 0 (leave it unset for none)");
         }
-        Integer min = w.getAdaptiveLimitMin();
-        if (w.getAdaptiveLatencyTarget() != null && min == null) {
-            throw invalid(field + "adaptive-latency-target", w.getAdaptiveLatencyTarget(), "needs "
-                    + PREFIX + field + "adaptive-limit-min (the adaptive limit it is the target of)");
+        try {
+            return new WorkloadSettings(w.config(key), queueWait, w.getDeadline(), w.isAllowRequiresNew());
+        } catch (InvalidSettingException refused) {
+            throw refused(refused, List.of(key));
         }
-        return new WorkloadSettings(key, w.getConcurrent(), extraSlots, queueWait, w.getDeadline(),
-                w.isAllowRequiresNew(), w.isPredictiveRejection(), min, w.getAdaptiveLatencyTarget(),
-                w.getPredictionAudit());
     }
 
     private static String defaultWorkload(String configured, Map<String, WorkloadSettings> workloads) {
@@ -237,6 +235,21 @@ public final class DbBulkheadSettings {
         ordered.add(workloads.get(defaultWorkload));
         workloads.values().stream().filter(w -> !w.name().equals(defaultWorkload)).forEach(ordered::add);
         return ordered;
+    }
+
+    /**
+     * The workload {@code caller} names ({@code null} or empty: the default one).
+     *
+     * @throws IllegalArgumentException naming the caller, the workload and the ones declared, when there is none
+     */
+    public WorkloadSettings named(String workload, String caller) {
+        String wanted = workload == null || workload.isEmpty() ? defaultWorkload : workload;
+        WorkloadSettings found = workloads.get(wanted);
+        if (found == null) {
+            throw new IllegalArgumentException(caller + " names an unknown workload '" + wanted + "' of db-bulkhead '"
+                    + name + "'; known: " + workloads.keySet());
+        }
+        return found;
     }
 
     /** The workload called {@code name}, or null. */

@@ -222,13 +222,11 @@ public class DbWorkloadBeanPostProcessor extends AbstractBeanFactoryAwareAdvisin
             found.addAll(problems);
         }
         if (available != null) {
-            var settings = available.settings();
             for (Target t : targets.values()) {
-                String name = t.workload().isEmpty() ? settings.defaultWorkload() : t.workload();
-                if (settings.workload(name) == null) {
-                    found.add(t.caller() + " names workload '" + name + "', which db-bulkhead '"
-                            + available.bulkhead().name() + "' does not have; declared: "
-                            + settings.workloads().stream().map(DbBulkheadSettings.WorkloadSettings::name).toList());
+                try {
+                    available.settings().named(t.workload(), t.caller());
+                } catch (IllegalArgumentException unknown) {
+                    found.add(unknown.getMessage());
                 }
             }
         }

@@ -79,9 +79,9 @@ class AutoConfigurationTest {
                     assertThat(settings.workload("interactive").queueWait()).isEqualTo(Duration.ofMillis(50));
                     assertThat(settings.workload("interactive").deadline()).isEqualTo(Duration.ofSeconds(2));
                     assertThat(settings.workload("batch").deadline()).isNull();
-                    assertThat(settings.workload("batch").adaptiveLatencyTarget()).isEqualTo(Duration.ofMillis(80));
-                    assertThat(settings.workload("interactive").predictionAudit()).isEqualTo(0.02);
-                    assertThat(settings.workload("interactive").adaptiveLatencyTarget()).isNull();
+                    assertThat(settings.workload("batch").config().adaptiveLatencyTarget()).contains(Duration.ofMillis(80));
+                    assertThat(settings.workload("interactive").config().predictionAudit()).isEqualTo(0.02);
+                    assertThat(settings.workload("interactive").config().adaptiveLatencyTarget()).isEmpty();
                 });
     }
 
@@ -119,11 +119,11 @@ class AutoConfigurationTest {
         "db-bulkhead.workloads.batch.extra-slots|-1|db-bulkhead.workloads.batch.extra-slots must be >= 0, was -1",
         "db-bulkhead.workloads.batch.queue-wait|-5ms|db-bulkhead.workloads.batch.queue-wait must be >= 0, was PT-0.005S",
         "db-bulkhead.workloads.batch.deadline|0s|db-bulkhead.workloads.batch.deadline must be > 0",
-        "db-bulkhead.workloads.batch.adaptive-limit-min|3|db-bulkhead.workloads.batch.adaptive-limit-min: db-bulkhead 'db', workload 'batch': adaptiveLimit minLimit must be <= its concurrent 2, was 3",
+        "db-bulkhead.workloads.batch.adaptive-limit-min|3|db-bulkhead.workloads.batch.adaptive-limit-min must be <= db-bulkhead.workloads.batch.concurrent 2, was 3",
         "db-bulkhead.workloads.batch.adaptive-limit-min|0|db-bulkhead.workloads.batch.adaptive-limit-min must be >= 1, was 0",
         "db-bulkhead.workloads.batch.adaptive-latency-target|50ms|db-bulkhead.workloads.batch.adaptive-latency-target needs db-bulkhead.workloads.batch.adaptive-limit-min",
         "db-bulkhead.workloads.batch.prediction-audit|2|db-bulkhead.workloads.batch.prediction-audit must be between 0 and 1, was 2.0",
-        "db-bulkhead.workloads.batch.prediction-audit|0.02|db-bulkhead.workloads.batch.prediction-audit: db-bulkhead 'db', workload 'batch': predictionAudit needs predictiveRejection on the workload",
+        "db-bulkhead.workloads.batch.prediction-audit|0.02|db-bulkhead.workloads.batch.prediction-audit needs db-bulkhead.workloads.batch.predictive-rejection on the workload, was 0.02",
         "db-bulkhead.default-workload|reports|db-bulkhead.default-workload is not a declared workload [batch], was reports",
         "db-bulkhead.name|' '|db-bulkhead.name must not be blank, was ''",
         "db-bulkhead.leak-detection-threshold|-1s|db-bulkhead.leak-detection-threshold must not be negative, was PT-1S",
@@ -160,8 +160,8 @@ class AutoConfigurationTest {
                     Throwable failure = context.getStartupFailure();
                     FailureAnalysis analysis = new DbBulkheadFailureAnalyzer(null).analyze(failure);
                     assertThat(analysis).isNotNull();
-                    assertThat(analysis.getDescription()).contains("add up to 12 [a=8, b=4]")
-                            .contains("more than the pool size 10");
+                    assertThat(analysis.getDescription()).contains("add up to, 12 [a=8, b=4]")
+                            .contains("spring.datasource.hikari.maximum-pool-size").contains("was 10");
                     assertThat(analysis.getAction()).contains("db-bulkhead.workloads.a.concurrent")
                             .contains("db-bulkhead.workloads.b.concurrent")
                             .contains("spring.datasource.hikari.maximum-pool-size");
@@ -255,7 +255,7 @@ class AutoConfigurationTest {
                 });
         runner.withPropertyValues("db-bulkhead.workloads.w.concurrent=2").withUserConfiguration(BadCustomizer.class)
                 .run(context -> assertThat(configurationFailure(context.getStartupFailure()))
-                        .hasMessageContaining("sizingHint.holdTime must be > 0"));
+                        .hasMessageContaining("sizingHintHoldTime must be > 0"));
     }
 
     /** The start-up failure's {@link DbBulkheadConfigurationException}, wherever it is in the cause chain. */

@@ -83,7 +83,7 @@ class DbWorkloadRulesTest {
         runner.withUserConfiguration(Unknown.class).run(context -> assertThat(
                 AutoConfigurationTest.configurationFailure(context.getStartupFailure()))
                 .hasMessageContaining("@DbWorkload method dev.dbbulkhead.spring.DbWorkloadRulesTest$Unknown$Service"
-                        + ".call names workload 'reports', which db-bulkhead 'db' does not have; declared: [a, b]")
+                        + ".call names an unknown workload 'reports' of db-bulkhead 'db'; known: [a, b]")
                 .hasMessageContaining("Service.soon: queueWait 'soon' is not a duration"));
     }
 

@@ -3,6 +3,7 @@ package dev.dbbulkhead.tools;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.dbbulkhead.AdmissionFullException;
 import dev.dbbulkhead.DbBulkhead;
+import dev.dbbulkhead.WorkloadConfig;
 import dev.dbbulkhead.QueueTimeoutException;
 import dev.dbbulkhead.WouldTimeOutException;
 import dev.dbbulkhead.testkit.TestDatabase;
@@ -64,9 +65,9 @@ enum Barriers {
             case POOL_ONLY -> op -> plainTransaction(pool, op);
             case ARTICLE -> articleBarrier(pool, concurrent, extraSlots, wait);
             case DB_BULKHEAD, DB_BULKHEAD_TRACES, DB_BULKHEAD_PREDICTIVE -> {
-                var builder = DbBulkhead.builder(pool).name("overload").workload("default", concurrent, extraSlots)
-                        .rejectionStackTraces(this == DB_BULKHEAD_TRACES);
-                var gate = (this == DB_BULKHEAD_PREDICTIVE ? builder.predictiveRejection("default") : builder).build();
+                var gate = DbBulkhead.builder(pool).name("overload").workload(WorkloadConfig.builder("default")
+                        .concurrent(concurrent).extraSlots(extraSlots).predictiveRejection(this == DB_BULKHEAD_PREDICTIVE)
+                        .build()).rejectionStackTraces(this == DB_BULKHEAD_TRACES).build();
                 yield op -> gate.transaction(wait, c -> {
                     op.run(c);
                     return null;

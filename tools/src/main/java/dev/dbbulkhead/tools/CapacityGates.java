@@ -7,6 +7,7 @@ import com.netflix.concurrency.limits.limit.Gradient2Limit;
 import com.netflix.concurrency.limits.limit.VegasLimit;
 import com.netflix.concurrency.limits.limiter.SimpleLimiter;
 import dev.dbbulkhead.DbBulkhead;
+import dev.dbbulkhead.WorkloadConfig;
 import dev.dbbulkhead.Deadline;
 import dev.dbbulkhead.Workload;
 import java.sql.Connection;
@@ -119,9 +120,9 @@ final class CapacityGates {
                 }
             }
         };
-        Workload w = DbBulkhead.builder(pool).name(label).workload("w", concurrent, Math.max(1, concurrent / 4))
-                .adaptiveLimit("w", 1).predictiveRejection("w").predictionAudit("w", AUDIT).listener(listener)
-                .build().workload("w");
+        Workload w = DbBulkhead.builder(pool).name(label).workload(WorkloadConfig.builder("w").concurrent(concurrent)
+                .extraSlots(Math.max(1, concurrent / 4)).adaptiveLimitMin(1).predictiveRejection(true)
+                .predictionAudit(AUDIT).build()).listener(listener).build().workload("w");
         Gate inner = bulkhead(w);
         return new Gate() {
             @Override

@@ -5,6 +5,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.dbbulkhead.AdmissionFullException;
 import dev.dbbulkhead.BulkheadRejectedException;
 import dev.dbbulkhead.DbBulkhead;
+import dev.dbbulkhead.WorkloadConfig;
 import java.io.IOException;
 import java.sql.SQLException;
 import java.sql.SQLTransientConnectionException;
@@ -53,11 +54,11 @@ public final class FleetInstance {
         var inside = new AtomicInteger();
         var peakInside = new AtomicInteger();
         try (var ds = new HikariDataSource(config); var load = Executors.newVirtualThreadPerTaskExecutor()) {
-            var builder = DbBulkhead.builder(ds).name(name).workload("default", concurrent, extra);
+            var workload = WorkloadConfig.builder("default").concurrent(concurrent).extraSlots(extra);
             if (adaptive) {
-                builder.adaptiveLimit("default", 1);
+                workload.adaptiveLimitMin(1);
             }
-            var db = builder.build();
+            var db = DbBulkhead.builder(ds).name(name).workload(workload.build()).build();
             if (adaptive) {
                 Thread.ofPlatform().daemon().name("limit-reporter").start(() -> {
                     while (true) {

@@ -6,6 +6,8 @@ import dev.dbbulkhead.BulkheadListener;
 import dev.dbbulkhead.BulkheadRejectedException;
 import dev.dbbulkhead.CommitOutcomeUnknownException;
 import dev.dbbulkhead.DbBulkhead;
+import dev.dbbulkhead.SqlWork;
+import dev.dbbulkhead.WorkloadConfig;
 import dev.dbbulkhead.Deadline;
 import dev.dbbulkhead.DeadlineExceededException;
 import dev.dbbulkhead.Workload;
@@ -112,7 +114,8 @@ final class PgBouncerFaults {
         config.setPoolName("faults-" + fault.option());
         try (var ds = new HikariDataSource(config)) {
             var db = DbBulkhead.builder(ds).name("faults").poolSize(settings.pool())
-                    .workload("default", settings.pool(), settings.pool()).adaptiveLimit("default", 1)
+                    .workload(WorkloadConfig.builder("default").concurrent(settings.pool()).extraSlots(settings.pool())
+                            .adaptiveLimitMin(1).build())
                     .listener(load).build();
             Workload w = db.workload("default");
             long faultEnd;
@@ -254,7 +257,7 @@ final class PgBouncerFaults {
             long arrived = System.nanoTime();
             String outcome;
             try {
-                DbBulkhead.SqlWork<Integer> work = c -> {
+                SqlWork<Integer> work = c -> {
                     try (var insert = c.prepareStatement("INSERT INTO " + LEDGER + " (run, id) VALUES (?, ?)");
                             var sleep = c.createStatement()) {
                         insert.setString(1, runId);

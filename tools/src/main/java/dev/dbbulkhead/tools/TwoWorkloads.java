@@ -2,6 +2,7 @@ package dev.dbbulkhead.tools;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.dbbulkhead.DbBulkhead;
+import dev.dbbulkhead.WorkloadConfig;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -81,15 +82,19 @@ final class TwoWorkloads {
     }
 
     private CapacityGates.Gate[] gates(HikariDataSource ds, Config c) {
-        var b = DbBulkhead.builder(ds).name("s5").poolSize(pool)
-                .workload("interactive", c.interactive(), Math.max(1, c.interactive() / 4))
-                .workload("batch", c.batch(), Math.max(1, c.batch() / 4));
-        if (c.adaptive()) {
-            b.adaptiveLimit("interactive", 1).adaptiveLimit("batch", 1).predictiveRejection("interactive", "batch");
-        }
-        var db = b.build();
+        var db = DbBulkhead.builder(ds).name("s5").poolSize(pool).workload(workload("interactive", c.interactive(), c))
+                .workload(workload("batch", c.batch(), c)).build();
         return new CapacityGates.Gate[] {CapacityGates.bulkhead(db.workload("interactive")),
             CapacityGates.bulkhead(db.workload("batch"))};
+    }
+
+    /** Q = B / 4; adaptive and predictive in the adaptive configurations. */
+    private static WorkloadConfig workload(String name, int concurrent, Config c) {
+        var config = WorkloadConfig.builder(name).concurrent(concurrent).extraSlots(Math.max(1, concurrent / 4));
+        if (c.adaptive()) {
+            config.adaptiveLimitMin(1).predictiveRejection(true);
+        }
+        return config.build();
     }
 
     static List<String> table(Map<Config, List<Run>> runs) {

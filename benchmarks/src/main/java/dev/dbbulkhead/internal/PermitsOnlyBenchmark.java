@@ -1,6 +1,6 @@
-package dev.dbbulkhead.benchmarks;
+package dev.dbbulkhead.internal;
 
-import dev.dbbulkhead.internal.Permits;
+import dev.dbbulkhead.benchmarks.PermitPathBenchmark;
 import io.github.resilience4j.bulkhead.Bulkhead;
 import io.github.resilience4j.bulkhead.BulkheadConfig;
 import java.time.Duration;
@@ -20,7 +20,8 @@ import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * The permit structures alone, without any transaction: take both permits, give them back. B = 16, Q = 16, so no
- * caller ever waits.
+ * caller ever waits. {@link Permits} is package-private: this benchmark sits in its package, which works on the class
+ * path only (the module system keeps {@code dev.dbbulkhead.internal} closed, as it should for any other caller).
  *
  * <pre>java -jar benchmarks/target/benchmarks.jar PermitsOnly -t 1   (then -t 2)</pre>
  */

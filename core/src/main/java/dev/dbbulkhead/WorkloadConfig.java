@@ -1,0 +1,225 @@
+package dev.dbbulkhead;
+
+import dev.dbbulkhead.internal.Preconditions;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * Every setting of one workload, checked once: its budget (B, Q) and how it admits. Built by {@link #builder(String)},
+ * declared on {@link DbBulkhead.Builder#workload(WorkloadConfig)}:
+ * <pre>{@code
+ * var interactive = WorkloadConfig.builder("interactive").concurrent(12).extraSlots(24).build();
+ * var batch = WorkloadConfig.builder("batch").concurrent(4).adaptiveLimitMin(1).build();
+ * DbBulkhead db = DbBulkhead.builder(pool).workload(interactive).workload(batch).build();
+ * }</pre>
+ * Each setter checks its own value; {@link Builder#build()} checks the settings together. Every refusal is an
+ * {@link InvalidSettingException} naming the workload, the {@link Setting} and the value.
+ *
+ * <p>Immutable and thread-safe.
+ */
+public final class WorkloadConfig {
+    private final String name;
+    private final int concurrent;
+    private final int extraSlots;
+    private final boolean predictiveRejection;
+    private final double predictionAudit;
+    private final int adaptiveLimitMin;
+    private final Duration adaptiveLatencyTarget;
+
+    private WorkloadConfig(Builder b) {
+        this.name = b.name;
+        this.concurrent = b.concurrent;
+        this.extraSlots = b.extraSlots;
+        this.predictiveRejection = b.predictiveRejection;
+        this.predictionAudit = b.predictionAudit;
+        this.adaptiveLimitMin = b.adaptiveLimitMin;
+        this.adaptiveLatencyTarget = b.adaptiveLatencyTarget;
+    }
+
+    /** A builder for the workload called {@code name}. */
+    public static Builder builder(String name) {
+        return new Builder(name);
+    }
+
+    /** The article's workload: B = {@code concurrent}, Q = {@code extraSlots}, nothing else. */
+    public static WorkloadConfig of(String name, int concurrent, int extraSlots) {
+        return builder(name).concurrent(concurrent).extraSlots(extraSlots).build();
+    }
+
+    /** A builder holding these settings, to change some. */
+    public Builder toBuilder() {
+        var b = new Builder(name);
+        b.concurrent = concurrent;
+        b.extraSlots = extraSlots;
+        b.predictiveRejection = predictiveRejection;
+        b.predictionAudit = predictionAudit;
+        b.adaptiveLimitMin = adaptiveLimitMin;
+        b.adaptiveLatencyTarget = adaptiveLatencyTarget;
+        return b;
+    }
+
+    /** The workload's name, unique in its barrier. */
+    public String name() {
+        return name;
+    }
+
+    /** B: how many of its operations may hold a connection at once. */
+    public int concurrent() {
+        return concurrent;
+    }
+
+    /** Q: how many more may be admitted to wait for an execution permit, beyond the limit in force. */
+    public int extraSlots() {
+        return extraSlots;
+    }
+
+    /** Whether a caller whose expected wait exceeds what it may wait is refused at once. */
+    public boolean predictiveRejection() {
+        return predictiveRejection;
+    }
+
+    /** The share of predicted refusals admitted anyway, to audit them; 0: none. */
+    public double predictionAudit() {
+        return predictionAudit;
+    }
+
+    /** The adaptive limit's minimum; 0 for a fixed limit B. */
+    public int adaptiveLimitMin() {
+        return adaptiveLimitMin;
+    }
+
+    /** Whether the limit adapts (between {@link #adaptiveLimitMin()} and B). */
+    public boolean adaptive() {
+        return adaptiveLimitMin > 0;
+    }
+
+    /** The adaptive limit's latency target; empty: half of what the callers' deadlines allow. */
+    public Optional<Duration> adaptiveLatencyTarget() {
+        return Optional.ofNullable(adaptiveLatencyTarget);
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof WorkloadConfig c && c.name.equals(name) && c.concurrent == concurrent
+                && c.extraSlots == extraSlots && c.predictiveRejection == predictiveRejection
+                && c.predictionAudit == predictionAudit && c.adaptiveLimitMin == adaptiveLimitMin
+                && Objects.equals(c.adaptiveLatencyTarget, adaptiveLatencyTarget);
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(name, concurrent, extraSlots, predictiveRejection, predictionAudit, adaptiveLimitMin,
+                adaptiveLatencyTarget);
+    }
+
+    @Override
+    public String toString() {
+        return "WorkloadConfig[" + name + ": concurrent=" + concurrent + ", extraSlots=" + extraSlots
+                + (predictiveRejection ? ", predictiveRejection" + (predictionAudit > 0 ? " (audit "
+                        + predictionAudit + ")" : "") : "")
+                + (adaptive() ? ", adaptiveLimitMin=" + adaptiveLimitMin : "")
+                + (adaptiveLatencyTarget != null ? ", adaptiveLatencyTarget=" + adaptiveLatencyTarget : "") + "]";
+    }
+
+    /**
+     * Builds a {@link WorkloadConfig}. {@link #concurrent(int)} is required; everything else has the article's
+     * default (Q = 0, a fixed limit, no prediction). Not thread-safe.
+     */
+    public static final class Builder {
+        private final String name;
+        private int concurrent;
+        private int extraSlots;
+        private boolean predictiveRejection;
+        private double predictionAudit;
+        private int adaptiveLimitMin;
+        private Duration adaptiveLatencyTarget;
+
+        private Builder(String name) {
+            if (Preconditions.notNull(name, "workload name").isBlank()) {
+                throw new InvalidSettingException(null, Setting.WORKLOAD_NAME, "'" + name + "'", "must not be blank");
+            }
+            this.name = name;
+        }
+
+        /** B, at least 1. Required. */
+        public Builder concurrent(int concurrent) {
+            this.concurrent = check(concurrent >= 1, Setting.CONCURRENT, concurrent, "must be >= 1");
+            return this;
+        }
+
+        /** Q, at least 0; default 0. */
+        public Builder extraSlots(int extraSlots) {
+            this.extraSlots = check(extraSlots >= 0, Setting.EXTRA_SLOTS, extraSlots, "must be >= 0");
+            return this;
+        }
+
+        /**
+         * Predictive rejection: a caller whose expected wait for an execution permit (the callers queued ahead, the
+         * limit, and the workload's recent hold time) is longer than it may wait (its queue wait, or what is left of
+         * its deadline) is refused at once with {@link WouldTimeOutException}, instead of being admitted to wait and
+         * then time out. The estimate is {@code (queued + 1) × hold / L}. Default off: the article's barrier decides
+         * on counts only. When to use it: {@code docs/sizing.md}.
+         */
+        public Builder predictiveRejection(boolean enabled) {
+            this.predictiveRejection = enabled;
+            return this;
+        }
+
+        /**
+         * Audits predictive rejection: a random {@code fraction} (0 to 1; e.g. 0.02) of the callers it would refuse
+         * are admitted anyway, and whether each got its permit within what it allowed is reported
+         * ({@link BulkheadListener#onPredictionAudited}). Needs {@link #predictiveRejection}. Default 0: none.
+         */
+        public Builder predictionAudit(double fraction) {
+            this.predictionAudit = check(fraction >= 0 && fraction <= 1, Setting.PREDICTION_AUDIT, fraction,
+                    "must be between 0 and 1");
+            return this;
+        }
+
+        /**
+         * An adaptive limit: the number of the workload's operations holding an execution permit, L, moves between
+         * {@code min} and B, to the lowest concurrency that still gives the most throughput within a latency
+         * target ({@link #adaptiveLatencyTarget}). It starts at B and only ever lowers the workload's budget; Q stays
+         * as it is. Without it (the default), a fixed limit B, as the article's barrier has. The algorithm and when to use
+         * it: {@code docs/sizing.md}.
+         */
+        public Builder adaptiveLimitMin(int min) {
+            this.adaptiveLimitMin = check(min >= 1, Setting.ADAPTIVE_LIMIT_MIN, min, "must be >= 1");
+            return this;
+        }
+
+        /**
+         * The adaptive limit's latency target: the mean time from call to release (permit wait + hold) above which
+         * L is cut. Default: half of what the callers' deadlines allow (callers without a deadline set none). Needs
+         * {@link #adaptiveLimitMin}.
+         */
+        public Builder adaptiveLatencyTarget(Duration target) {
+            this.adaptiveLatencyTarget = check(target != null && !target.isNegative() && !target.isZero(),
+                    Setting.ADAPTIVE_LATENCY_TARGET, target, "must be > 0");
+            return this;
+        }
+
+        /** The settings, checked together. */
+        public WorkloadConfig build() {
+            check(concurrent >= 1, Setting.CONCURRENT, concurrent, "must be >= 1");
+            check((long) concurrent + extraSlots <= Integer.MAX_VALUE, Setting.EXTRA_SLOTS, extraSlots,
+                    "must fit in an int together with concurrent: " + concurrent + " + " + extraSlots + " = "
+                            + ((long) concurrent + extraSlots));
+            check(predictionAudit == 0 || predictiveRejection, Setting.PREDICTION_AUDIT, predictionAudit,
+                    "needs predictiveRejection on the workload");
+            check(adaptiveLimitMin <= concurrent, Setting.ADAPTIVE_LIMIT_MIN, adaptiveLimitMin,
+                    "must be <= concurrent " + concurrent);
+            check(adaptiveLatencyTarget == null || adaptiveLimitMin > 0, Setting.ADAPTIVE_LATENCY_TARGET,
+                    adaptiveLatencyTarget, "needs adaptiveLimitMin (the adaptive limit it is the target of)");
+            return new WorkloadConfig(this);
+        }
+
+        private <V> V check(boolean holds, Setting setting, V value, String rule) {
+            if (!holds) {
+                throw new InvalidSettingException(name, setting, value, rule);
+            }
+            return value;
+        }
+    }
+}

@@ -1,0 +1,49 @@
+package dev.dbbulkhead.internal;
+
+import dev.dbbulkhead.BulkheadListener;
+import dev.dbbulkhead.DeadlineExceededException.Stage;
+import dev.dbbulkhead.Outcome;
+import dev.dbbulkhead.RejectionReason;
+import dev.dbbulkhead.Workload;
+import dev.dbbulkhead.WorkloadConfig;
+import java.lang.System.Logger;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.LongSupplier;
+import javax.sql.DataSource;
+
+/**
+ * The internals of one barrier, built once from what its builder checked: the telemetry, the per-thread frames and
+ * the transaction runner its workloads share, and one {@link Workload} per {@link WorkloadConfig}. The only door from
+ * the API package into this one.
+ */
+public final class Barrier {
+    private Barrier() {}
+
+    /** The barrier-wide settings, as its builder checked them. */
+    public record Options(String name, DataSource source, List<BulkheadListener> listeners, LongSupplier clock,
+            boolean statementTimeouts, boolean lockTimeouts, Duration leakThreshold, Rejections rejections) {}
+
+    /** The workloads of a barrier, in the order of {@code configs}. */
+    public static List<Workload> workloads(Options options, List<WorkloadConfig> configs, Logger log) {
+        // Initialise here the classes a rejection or an outcome needs: a class whose initialisation fails (say, on
+        // a caller at its stack limit) stays unusable for the JVM's lifetime, so it must not happen in a call.
+        initialised(RejectionReason.values(), Outcome.values(), Stage.values(), Permits.Entry.values(),
+                Snapshot.millis(0));
+        var telemetry = new Telemetry(options.listeners(), options.clock(), log);
+        var runner = new TransactionRunner(options.source(), telemetry, options.statementTimeouts(),
+                options.lockTimeouts());
+        var shared = new Admission.Shared(options.name(), new Frames(), telemetry, options.rejections(),
+                Nanos.of(options.leakThreshold()));
+        var workloads = new ArrayList<Workload>(configs.size());
+        for (WorkloadConfig config : configs) {
+            workloads.add(new WorkloadImpl(config, shared, runner));
+        }
+        return workloads;
+    }
+
+    private static void initialised(Object... classes) {
+        // Nothing to do: evaluating the arguments initialised them.
+    }
+}
