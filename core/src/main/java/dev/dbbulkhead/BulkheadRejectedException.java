@@ -18,7 +18,8 @@ import java.util.concurrent.RejectedExecutionException;
  * sooner the carrier threads serve admitted work.
  */
 public abstract sealed class BulkheadRejectedException extends RejectedExecutionException
-        permits AdmissionFullException, QueueTimeoutException, DeadlineExceededException, WouldTimeOutException {
+        permits AdmissionFullException, QueueTimeoutException, DeadlineExceededException, WouldTimeOutException,
+        LoadShedException {
 
     private final String bulkhead;
     private final String workload;

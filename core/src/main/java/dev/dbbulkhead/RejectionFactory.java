@@ -24,8 +24,13 @@ final class RejectionFactory implements Rejections {
     }
 
     @Override
-    public BulkheadRejectedException wouldTimeOut(Snapshot state, long expectedWaitNanos) {
-        return new WouldTimeOutException(state, expectedWaitNanos, stackTraces);
+    public BulkheadRejectedException wouldTimeOut(Snapshot state, long expectedWaitNanos, long waitedNanos) {
+        return new WouldTimeOutException(state, expectedWaitNanos, waitedNanos, stackTraces);
+    }
+
+    @Override
+    public BulkheadRejectedException loadShed(Snapshot state, long expectedWaitNanos, long targetNanos) {
+        return new LoadShedException(state, expectedWaitNanos, targetNanos, stackTraces);
     }
 
     @Override

@@ -9,10 +9,16 @@ public enum RejectionReason {
     /** The deadline passed before work ran. {@link DeadlineExceededException}. */
     DEADLINE,
     /**
-     * Predictive rejection: the expected wait for an execution permit (queue position, B, recent hold time) was
-     * longer than the caller may wait: refused at once instead of waiting to time out. {@link WouldTimeOutException}.
+     * The caller could not be served in time: refused at once because its expected wait for an execution permit was
+     * longer than it may wait, or, on a {@link QueuePolicy#DEADLINE} queue, it left the queue when it could no longer
+     * finish its work before its deadline. {@link WouldTimeOutException}.
      */
     WOULD_TIME_OUT,
+    /**
+     * A {@link QueuePolicy#DEADLINE} queue under sustained overload admitted newcomers only for a short queue delay,
+     * and this caller's expected wait was longer: refused at once. {@link LoadShedException}.
+     */
+    LOAD_SHED,
     /** The caller was interrupted while waiting for an execution permit ({@link InterruptedException}). */
     INTERRUPTED
 }

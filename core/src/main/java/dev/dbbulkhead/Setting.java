@@ -24,6 +24,8 @@ public enum Setting {
     CONCURRENT("concurrent", true),
     /** Q. */
     EXTRA_SLOTS("extraSlots", true),
+    /** How the queue admits and serves waiting callers. */
+    QUEUE("queue", true),
     /** Predictive rejection. */
     PREDICTIVE_REJECTION("predictiveRejection", true),
     /** The share of predicted refusals admitted anyway, to audit them. */

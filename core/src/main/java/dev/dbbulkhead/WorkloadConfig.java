@@ -22,6 +22,7 @@ public final class WorkloadConfig {
     private final String name;
     private final int concurrent;
     private final int extraSlots;
+    private final QueuePolicy queue;
     private final boolean predictiveRejection;
     private final double predictionAudit;
     private final int adaptiveLimitMin;
@@ -31,6 +32,7 @@ public final class WorkloadConfig {
         this.name = b.name;
         this.concurrent = b.concurrent;
         this.extraSlots = b.extraSlots;
+        this.queue = b.queue;
         this.predictiveRejection = b.predictiveRejection;
         this.predictionAudit = b.predictionAudit;
         this.adaptiveLimitMin = b.adaptiveLimitMin;
@@ -47,11 +49,26 @@ public final class WorkloadConfig {
         return builder(name).concurrent(concurrent).extraSlots(extraSlots).build();
     }
 
+    /**
+     * What the measurements recommend for a workload of B = {@code concurrent}: a queue bounded by the callers'
+     * deadlines ({@link QueuePolicy#DEADLINE}) with Q = {@value #RECOMMENDED_SLOTS_PER_PERMIT} × B as its memory cap.
+     * Give its callers a {@link Deadline}. Why: {@code docs/performance.md}; how to size B: {@code docs/sizing.md}.
+     */
+    public static WorkloadConfig recommended(String name, int concurrent) {
+        var b = builder(name).concurrent(concurrent).queue(QueuePolicy.DEADLINE);
+        return b.extraSlots((int) Math.min(Integer.MAX_VALUE - (long) concurrent,
+                (long) RECOMMENDED_SLOTS_PER_PERMIT * concurrent)).build();
+    }
+
+    /** Q per permit in {@link #recommended}: only a memory cap, since the deadline bounds the queue. */
+    public static final int RECOMMENDED_SLOTS_PER_PERMIT = 64;
+
     /** A builder holding these settings, to change some. */
     public Builder toBuilder() {
         var b = new Builder(name);
         b.concurrent = concurrent;
         b.extraSlots = extraSlots;
+        b.queue = queue;
         b.predictiveRejection = predictiveRejection;
         b.predictionAudit = predictionAudit;
         b.adaptiveLimitMin = adaptiveLimitMin;
@@ -74,9 +91,14 @@ public final class WorkloadConfig {
         return extraSlots;
     }
 
-    /** Whether a caller whose expected wait exceeds what it may wait is refused at once. */
+    /** How the queue admits and serves waiting callers; {@link QueuePolicy#FIFO} by default. */
+    public QueuePolicy queue() {
+        return queue;
+    }
+
+    /** Whether a caller whose expected wait exceeds what it may wait is refused at once: set, or a DEADLINE queue. */
     public boolean predictiveRejection() {
-        return predictiveRejection;
+        return predictiveRejection || queue != QueuePolicy.FIFO;
     }
 
     /** The share of predicted refusals admitted anyway, to audit them; 0: none. */
@@ -102,20 +124,21 @@ public final class WorkloadConfig {
     @Override
     public boolean equals(Object o) {
         return o instanceof WorkloadConfig c && c.name.equals(name) && c.concurrent == concurrent
-                && c.extraSlots == extraSlots && c.predictiveRejection == predictiveRejection
+                && c.extraSlots == extraSlots && c.queue == queue && c.predictiveRejection == predictiveRejection
                 && c.predictionAudit == predictionAudit && c.adaptiveLimitMin == adaptiveLimitMin
                 && Objects.equals(c.adaptiveLatencyTarget, adaptiveLatencyTarget);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(name, concurrent, extraSlots, predictiveRejection, predictionAudit, adaptiveLimitMin,
+        return Objects.hash(name, concurrent, extraSlots, queue, predictiveRejection, predictionAudit, adaptiveLimitMin,
                 adaptiveLatencyTarget);
     }
 
     @Override
     public String toString() {
         return "WorkloadConfig[" + name + ": concurrent=" + concurrent + ", extraSlots=" + extraSlots
+                + (queue != QueuePolicy.FIFO ? ", queue=" + queue : "")
                 + (predictiveRejection ? ", predictiveRejection" + (predictionAudit > 0 ? " (audit "
                         + predictionAudit + ")" : "") : "")
                 + (adaptive() ? ", adaptiveLimitMin=" + adaptiveLimitMin : "")
@@ -130,6 +153,7 @@ public final class WorkloadConfig {
         private final String name;
         private int concurrent;
         private int extraSlots;
+        private QueuePolicy queue = QueuePolicy.FIFO;
         private boolean predictiveRejection;
         private double predictionAudit;
         private int adaptiveLimitMin;
@@ -154,12 +178,19 @@ public final class WorkloadConfig {
             return this;
         }
 
+        /** How the queue admits and serves waiting callers; default {@link QueuePolicy#FIFO}, the article's. */
+        public Builder queue(QueuePolicy queue) {
+            this.queue = check(queue != null, Setting.QUEUE, queue, "must not be null");
+            return this;
+        }
+
         /**
-         * Predictive rejection: a caller whose expected wait for an execution permit (the callers queued ahead, the
-         * limit, and the workload's recent hold time) is longer than it may wait (its queue wait, or what is left of
-         * its deadline) is refused at once with {@link WouldTimeOutException}, instead of being admitted to wait and
-         * then time out. The estimate is {@code (queued + 1) × hold / L}. Default off: the article's barrier decides
-         * on counts only. When to use it: {@code docs/sizing.md}.
+         * Predictive rejection on a {@link QueuePolicy#FIFO} queue: with no permit free, a caller whose expected wait
+         * for an execution permit (its place in line, over the rate at which the workload's permits come back: L over
+         * the mean hold of its recent operations) is longer than it may wait (its queue wait, or what is left of its
+         * deadline) is refused at once with {@link WouldTimeOutException}, instead of being admitted to wait and then
+         * time out. The {@code DEADLINE} policies always predict. Default off: the article's barrier decides on counts
+         * only. When to use it: {@code docs/sizing.md}.
          */
         public Builder predictiveRejection(boolean enabled) {
             this.predictiveRejection = enabled;
@@ -206,8 +237,8 @@ public final class WorkloadConfig {
             check((long) concurrent + extraSlots <= Integer.MAX_VALUE, Setting.EXTRA_SLOTS, extraSlots,
                     "must fit in an int together with concurrent: " + concurrent + " + " + extraSlots + " = "
                             + ((long) concurrent + extraSlots));
-            check(predictionAudit == 0 || predictiveRejection, Setting.PREDICTION_AUDIT, predictionAudit,
-                    "needs predictiveRejection on the workload");
+            check(predictionAudit == 0 || predictiveRejection || queue != QueuePolicy.FIFO, Setting.PREDICTION_AUDIT,
+                    predictionAudit, "needs predictiveRejection (or a DEADLINE queue) on the workload");
             check(adaptiveLimitMin <= concurrent, Setting.ADAPTIVE_LIMIT_MIN, adaptiveLimitMin,
                     "must be <= concurrent " + concurrent);
             check(adaptiveLatencyTarget == null || adaptiveLimitMin > 0, Setting.ADAPTIVE_LATENCY_TARGET,

@@ -63,6 +63,15 @@ final class Gate implements AutoCloseable {
         return f;
     }
 
+    /** As {@link #queue(Workload, Duration, SqlWork)}, the caller bounded by a deadline {@code in} from its start. */
+    <T> Future<T> queueWithDeadline(Workload w, Duration in, SqlWork<T> work) {
+        int before = w.waiting();
+        Future<T> f = executor.submit(() -> w.transaction(Deadline.in(in), work));
+        await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(1))
+                .until(() -> w.waiting() > before || f.isDone());
+        return f;
+    }
+
     <T> Future<T> submit(java.util.concurrent.Callable<T> task) {
         return executor.submit(task);
     }

@@ -132,6 +132,7 @@ class PredictiveRejectionTest {
         assertThat(new DbBulkhead(POOL.get(), 1, 0).defaultWorkload().predictive()).isFalse();
         assertThatThrownBy(() -> WorkloadConfig.builder("a").concurrent(1).predictionAudit(0.1).build())
                 .isInstanceOf(InvalidSettingException.class)
-                .hasMessage("workload 'a': predictionAudit needs predictiveRejection on the workload, was 0.1");
+                .hasMessage("workload 'a': predictionAudit needs predictiveRejection (or a DEADLINE queue) on the workload, "
+                        + "was 0.1");
     }
 }

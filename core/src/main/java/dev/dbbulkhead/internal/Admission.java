@@ -42,9 +42,10 @@ final class Admission implements PermitLease.Owner {
     private final Workload workload;
     private final String bulkhead;
     private final Permits permits;
-    /** Recent hold times, for predictive rejection and the adaptive limit; null when the workload has neither. */
-    private final HoldTimes holds;
-    private final boolean predictive;
+    /** How the permits come back; null when the workload neither predicts nor adapts. */
+    private final Drain drain;
+    /** The predicting door; null when the workload does not predict (the article's queue). */
+    private final Door door;
     /** The fraction of predicted refusals admitted anyway, to measure false refusals; 0: none. */
     private final double audit;
     /** The adaptive limit; null when the workload's limit is B, fixed. */
@@ -60,7 +61,6 @@ final class Admission implements PermitLease.Owner {
         this.workload = workload;
         this.bulkhead = shared.bulkhead();
         this.permits = new Permits(config.concurrent(), config.extraSlots());
-        this.predictive = config.predictiveRejection();
         this.audit = config.predictionAudit();
         this.frames = shared.frames();
         this.telemetry = shared.telemetry();
@@ -70,7 +70,8 @@ final class Admission implements PermitLease.Owner {
                 config.concurrent(), config.adaptiveLatencyTarget().map(Nanos::of).orElse(0L), telemetry.now(),
                 (from, to, cause, baseline, latency) -> telemetry.limitChanged(workload, from, to, cause, baseline,
                         latency));
-        this.holds = predictive || adaptive != null ? new HoldTimes(adaptive) : null;
+        this.drain = config.predictiveRejection() || adaptive != null ? new Drain() : null;
+        this.door = config.predictiveRejection() ? new Door(drain, permits, config.queue()) : null;
         if (adaptive != null) {
             Ticker.start(this);
         }
@@ -148,7 +149,7 @@ final class Admission implements PermitLease.Owner {
 
     /** Whether admitting {@code lease} reads the clock: to report, to leak-watch, to bound a wait, to estimate. */
     private boolean measured(PermitLease lease) {
-        return lease.timed() || lease.forCaller() || lease.deadlineOrNull() != null || holds != null;
+        return lease.timed() || lease.forCaller() || lease.deadlineOrNull() != null || drain != null;
     }
 
     /** The steps of an admission that measures: its budget, the prediction, the permits, and the wait for one. */
@@ -163,13 +164,36 @@ final class Admission implements PermitLease.Owner {
         if (adaptive != null && lease.deadlineBinds()) {
             adaptive.budget(lease.allowedWaitNanos());
         }
-        long expected = predictive ? holds.expectedWaitNanos(permits.waiting(), permits.available(),
-                predictionLimit(), start) : 0;
-        if (expected > lease.allowedWaitNanos() && !auditedInstead(lease)) {
-            return refused(RejectionReason.WOULD_TIME_OUT, 0, rejections.wouldTimeOut(snapshot(lease.allowedWaitNanos()),
-                    expected));
+        Result refusal = door == null ? null : atTheDoor(lease, start);
+        return refusal != null ? refusal : take(lease, start);
+    }
+
+    /**
+     * The door's verdict on a caller that may find no permit free: {@code null} to go on, with the wait it may have
+     * set on the lease, or the refusal.
+     */
+    private Result atTheDoor(PermitLease lease, long now) {
+        int limit = predictionLimit();
+        long expected = door.expectedWaitNanos(limit, now);
+        if (expected == 0) {
+            return null; // a permit is free
         }
-        return take(lease, start);
+        lease.allow(door.waitNanos(lease.allowedWaitNanos(), lease.deadlineBinds()));
+        if (expected > lease.allowedWaitNanos()) {
+            if (auditedInstead(lease)) {
+                return null;
+            }
+            door.refused(now);
+            return refused(RejectionReason.WOULD_TIME_OUT, 0, rejections.wouldTimeOut(snapshot(
+                    lease.allowedWaitNanos()), expected, 0));
+        }
+        long target = door.sheddingTargetNanos(limit, now);
+        if (target > 0 && expected > target) {
+            door.refused(now);
+            return refused(RejectionReason.LOAD_SHED, 0, rejections.loadShed(snapshot(lease.allowedWaitNanos()),
+                    expected, target));
+        }
+        return null;
     }
 
     /** Whether this predicted refusal is one of the sample admitted anyway to audit the prediction. */
@@ -229,8 +253,8 @@ final class Admission implements PermitLease.Owner {
 
     /** Both permits are held: what the estimates, the listeners and leak detection learn of it. */
     private Result granted(PermitLease lease) {
-        if (holds != null) {
-            holds.granted(lease.grantedAt());
+        if (drain != null) {
+            drain.granted(lease.grantedAt());
         }
         if (lease.timed()) {
             telemetry.permitAcquired(workload, lease.permitWaitNanos());
@@ -242,6 +266,10 @@ final class Admission implements PermitLease.Owner {
     }
 
     private Result timedOut(PermitLease lease, long waited) {
+        if (lease.leavesEarly()) { // the door kept back the time its work needs: it could no longer finish in time
+            return refused(RejectionReason.WOULD_TIME_OUT, waited, rejections.wouldTimeOut(snapshot(
+                    lease.allowedWaitNanos()), 0, waited));
+        }
         if (lease.deadlineBinds()) {
             return refused(RejectionReason.DEADLINE, waited, rejections.deadlineExceeded(snapshot(
                     lease.allowedWaitNanos()), Stage.PERMIT_WAIT, -lease.deadlineOrNull().remainingNanos(
@@ -288,7 +316,7 @@ final class Admission implements PermitLease.Owner {
      */
     @Override
     public void release(PermitLease lease) {
-        if (holds == null && lease.watch == null && !(lease.forCaller() && lease.timed())) {
+        if (drain == null && lease.watch == null && !(lease.forCaller() && lease.timed())) {
             permits.exit(lease); // nothing to measure or report
             return;
         }
@@ -297,15 +325,18 @@ final class Admission implements PermitLease.Owner {
 
     private void releaseMeasured(PermitLease lease) {
         boolean report = lease.forCaller() && lease.timed();
-        long now = report || holds != null || lease.watch != null ? telemetry.now() : 0;
+        long now = report || drain != null || lease.watch != null ? telemetry.now() : 0;
         long held = now - lease.grantedAt();
         if (report) {
             telemetry.finished(workload, Outcome.RELEASED, lease.permitWaitNanos(), 0, held, 0);
         }
         permits.exit(lease);
         boolean suspected = lease.watch != null && lease.watch.closed(held);
-        if (holds != null && !suspected) {
-            holds.record(held, lease.permitWaitNanos(), lease.overloaded());
+        if (drain != null && !suspected) {
+            drain.record(held, now);
+            if (adaptive != null) {
+                adaptive.sample(held, lease.permitWaitNanos() + held, lease.overloaded());
+            }
         }
     }
 
@@ -354,7 +385,7 @@ final class Admission implements PermitLease.Owner {
 
     /** The recent mean hold time in nanoseconds; 0 without estimates or before the first operation. */
     long recentHoldNanos() {
-        return holds == null ? 0 : holds.averageNanos();
+        return drain == null ? 0 : drain.meanNanos();
     }
 
     private int predictionLimit() {
@@ -363,8 +394,7 @@ final class Admission implements PermitLease.Owner {
 
     /** What predictive rejection expects a caller arriving now to wait; 0 without it. */
     long expectedWaitNanos() {
-        return !predictive ? 0 : holds.expectedWaitNanos(permits.waiting(), permits.available(), predictionLimit(),
-                telemetry.now());
+        return door == null ? 0 : door.expectedWaitNanos(predictionLimit(), telemetry.now());
     }
 
     /** Leases and queued callers whose thread terminated or left without giving their permits back, reclaimed. */

@@ -51,6 +51,8 @@ final class PermitLease extends Permits.Node implements Lease {
     private long allowedWaitNanos;
     /** Its deadline, not its queue wait, sets {@link #allowedWaitNanos}. */
     private boolean deadlineBinds;
+    /** Admission shortened its wait below what it allows ({@link #allow}): it leaves when it can no longer finish. */
+    private boolean leavesEarly;
     /** A refusal predicted for this operation was overruled, to audit the prediction. */
     boolean audited;
     /** Release began: if permits are still held, it was cut short (a stack overflow) and is finished later. */
@@ -113,6 +115,7 @@ final class PermitLease extends Permits.Node implements Lease {
     long budget(Duration queueWait, long now) {
         audited = false;
         deadlineBinds = false;
+        leavesEarly = false;
         long allowed = queueWait == null ? Long.MAX_VALUE : Nanos.of(queueWait);
         if (deadline != null) {
             long remaining = deadline.remainingNanos(now);
@@ -127,6 +130,18 @@ final class PermitLease extends Permits.Node implements Lease {
         }
         allowedWaitNanos = allowed;
         return -1;
+    }
+
+    /** Admission lets this operation wait at most {@code nanos}: less than it allows, when its work needs the rest. */
+    void allow(long nanos) {
+        if (nanos < allowedWaitNanos) {
+            allowedWaitNanos = nanos;
+            leavesEarly = true;
+        }
+    }
+
+    boolean leavesEarly() {
+        return leavesEarly;
     }
 
     long allowedWaitNanos() {

@@ -13,7 +13,8 @@ import java.util.concurrent.locks.LockSupport;
  * <p>State word: bits 32–62 the admitted count (≤ L + Q), bit 31 "take the locked path", bits 0–30 the free
  * execution permits (≤ B). The bit is set while anyone is queued, while a lower limit is owed permits, or while a
  * grant has not been acknowledged; while anyone is queued no execution permit is free (a release hands its permit
- * straight to the oldest waiter), so a newcomer never overtakes a waiter. The queue, the list of grants and the bit
+ * straight to the oldest waiter, or the newest while {@link #newestFirst} is set), so a newcomer never overtakes a
+ * waiter. The queue, the list of grants and the bit
  * change only under {@link #lock()}; the counts change by CAS, with or without it.
  *
  * <p><b>The grant is a hand-shake.</b> A release hands its permit to the oldest waiter by moving its node from the
@@ -83,6 +84,8 @@ final class Permits extends Padded.StateWord {
     private volatile int withheld;
     /** Execution permits a lower limit still has to take, from the next releases; written under lock. */
     private volatile int owed;
+    /** Serve the newest waiter first (adaptive LIFO, set by admission while overloaded); else the oldest. */
+    private volatile boolean newestFirst;
     /** Grants and queued callers taken back because their thread left; written under lock. */
     private volatile long reclaimed;
     /**
@@ -431,7 +434,7 @@ final class Permits extends Padded.StateWord {
             releasing.released = true;
             return null;
         }
-        Node next = oldestWaiterLocked();
+        Node next = nextWaiterLocked();
         if (next == null) {
             add(1 - ONE_ADMITTED);
             releasing.released = true;
@@ -441,6 +444,20 @@ final class Permits extends Padded.StateWord {
         releasing.released = true;
         grantLocked(next);
         return next;
+    }
+
+    /** The waiter to serve next: the oldest, or the newest while {@link #newestFirst(boolean)} says so. */
+    private Node nextWaiterLocked() {
+        if (!newestFirst) {
+            return oldestWaiterLocked();
+        }
+        Node n = tail;
+        while (n != null && n.left()) {
+            cancelLocked(n);
+            reclaimed++;
+            n = tail;
+        }
+        return n;
     }
 
     /** The head of the queue, after cancelling every queued node at the head whose owner left. */
@@ -591,7 +608,7 @@ final class Permits extends Padded.StateWord {
                 woken = new Node[give];
                 for (int i = 0; i < give; i++) {
                     withheld--;
-                    Node next = oldestWaiterLocked();
+                    Node next = nextWaiterLocked();
                     if (next == null) {
                         add(1);
                     } else {
@@ -624,6 +641,18 @@ final class Permits extends Padded.StateWord {
                 return;
             }
         }
+    }
+
+    /**
+     * Whether a freed permit goes to the newest waiter (adaptive LIFO, while a workload is overloaded) instead of the
+     * oldest. Takes effect at the next release; waiters keep their place.
+     */
+    void newestFirst(boolean newest) {
+        this.newestFirst = newest;
+    }
+
+    boolean newestFirst() {
+        return newestFirst;
     }
 
     /** B: the execution permits this structure was built with. */

@@ -15,8 +15,15 @@ public interface Rejections {
     /** No execution permit within the queue wait ({@link Snapshot#allowedWaitNanos()}). */
     BulkheadRejectedException queueTimeout(Snapshot state);
 
-    /** Predictive rejection: the expected wait exceeds what the caller may wait. */
-    BulkheadRejectedException wouldTimeOut(Snapshot state, long expectedWaitNanos);
+    /**
+     * The caller could not be served in time: refused at once because the expected wait exceeds what it may wait
+     * ({@code waitedNanos} 0), or, having waited {@code waitedNanos}, it left when it could no longer finish its work
+     * before its deadline ({@code expectedWaitNanos} 0).
+     */
+    BulkheadRejectedException wouldTimeOut(Snapshot state, long expectedWaitNanos, long waitedNanos);
+
+    /** Shed at once: the workload is overloaded and admits newcomers only for {@code targetNanos} of queue delay. */
+    BulkheadRejectedException loadShed(Snapshot state, long expectedWaitNanos, long targetNanos);
 
     /** The deadline passed at {@code stage}, {@code overdueNanos} ago; {@code cause} is the driver's, or null. */
     BulkheadRejectedException deadlineExceeded(Snapshot state, Stage stage, long overdueNanos, SQLException cause);

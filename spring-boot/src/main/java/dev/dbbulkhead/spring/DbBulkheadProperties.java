@@ -1,5 +1,6 @@
 package dev.dbbulkhead.spring;
 
+import dev.dbbulkhead.QueuePolicy;
 import dev.dbbulkhead.WorkloadConfig;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -38,7 +39,8 @@ public class DbBulkheadProperties {
     private Duration leakDetectionThreshold = Duration.ZERO;
     /**
      * The workloads, by name: each with concurrent (B: how many may hold a connection at once; required),
-     * extra-slots (Q: how many more may wait; default 0), queue-wait (default 100ms), deadline (none by default),
+     * extra-slots (Q: how many more may wait; default 0), queue (fifo, the default, or deadline: admission bounded by
+     * the callers' deadlines, with Q only a memory cap), queue-wait (default 100ms), deadline (none by default),
      * predictive-rejection (default false), prediction-audit (none), adaptive-limit-min (none: a fixed limit),
      * adaptive-latency-target (half of what deadlines allow) and allow-requires-new (default
      * false). Without any, one workload named 'default' with concurrent and extra-slots both the pool's size.
@@ -56,6 +58,12 @@ public class DbBulkheadProperties {
         private Integer concurrent;
         /** Q: operations more that may wait for an execution permit. */
         private Integer extraSlots = 0;
+        /**
+         * How the queue admits and serves waiting callers: fifo (the article's: at most Q wait, in arrival order) or
+         * deadline (a caller is admitted while its expected start leaves time for its work before its deadline; Q is
+         * only a memory cap; load beyond what it serves is shed at once).
+         */
+        private QueuePolicy queue = QueuePolicy.FIFO;
         /** How long an operation may wait for an execution permit. */
         private Duration queueWait = DbBulkheadSettings.DEFAULT_QUEUE_WAIT;
         /** A deadline started at admission: bounds the permit wait and, in AdmittedTransactionTemplate, the
@@ -85,7 +93,8 @@ public class DbBulkheadProperties {
          */
         WorkloadConfig config(String name) {
             var config = WorkloadConfig.builder(name).concurrent(concurrent)
-                    .extraSlots(extraSlots == null ? 0 : extraSlots).predictiveRejection(predictiveRejection);
+                    .extraSlots(extraSlots == null ? 0 : extraSlots).queue(queue)
+                    .predictiveRejection(predictiveRejection);
             if (predictionAudit != null) {
                 config.predictionAudit(predictionAudit);
             }
@@ -96,6 +105,14 @@ public class DbBulkheadProperties {
                 config.adaptiveLatencyTarget(adaptiveLatencyTarget);
             }
             return config.build();
+        }
+
+        public QueuePolicy getQueue() {
+            return queue;
+        }
+
+        public void setQueue(QueuePolicy queue) {
+            this.queue = queue;
         }
 
         public Duration getAdaptiveLatencyTarget() {

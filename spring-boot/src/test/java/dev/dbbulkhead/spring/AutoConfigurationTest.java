@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.dbbulkhead.DbBulkhead;
+import dev.dbbulkhead.QueuePolicy;
 import dev.dbbulkhead.micrometer.BulkheadMeterNames;
 import dev.dbbulkhead.spring.web.DbBulkheadProblemResolver;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -63,6 +64,7 @@ class AutoConfigurationTest {
                 "db-bulkhead.workloads.interactive.predictive-rejection=true",
                 "db-bulkhead.workloads.batch.adaptive-limit-min=1",
                 "db-bulkhead.workloads.batch.adaptive-latency-target=80ms",
+                "db-bulkhead.workloads.interactive.queue=deadline",
                 "db-bulkhead.workloads.interactive.prediction-audit=0.02").run(context -> {
                     var db = context.getBean(DbBulkhead.class);
                     assertThat(db.name()).isEqualTo("orders-db");
@@ -75,6 +77,8 @@ class AutoConfigurationTest {
                     assertThat(db.workload("batch").adaptive()).isTrue();
                     assertThat(db.workload("batch").limit()).as("starts at B").isEqualTo(2);
                     assertThat(db.workload("interactive").adaptive()).isFalse();
+                    assertThat(db.workload("interactive").config().queue()).isEqualTo(QueuePolicy.DEADLINE);
+                    assertThat(db.workload("batch").config().queue()).isEqualTo(QueuePolicy.FIFO);
                     var settings = context.getBean(DbBulkheadSettings.class);
                     assertThat(settings.workload("interactive").queueWait()).isEqualTo(Duration.ofMillis(50));
                     assertThat(settings.workload("interactive").deadline()).isEqualTo(Duration.ofSeconds(2));
@@ -123,7 +127,7 @@ class AutoConfigurationTest {
         "db-bulkhead.workloads.batch.adaptive-limit-min|0|db-bulkhead.workloads.batch.adaptive-limit-min must be >= 1, was 0",
         "db-bulkhead.workloads.batch.adaptive-latency-target|50ms|db-bulkhead.workloads.batch.adaptive-latency-target needs db-bulkhead.workloads.batch.adaptive-limit-min",
         "db-bulkhead.workloads.batch.prediction-audit|2|db-bulkhead.workloads.batch.prediction-audit must be between 0 and 1, was 2.0",
-        "db-bulkhead.workloads.batch.prediction-audit|0.02|db-bulkhead.workloads.batch.prediction-audit needs db-bulkhead.workloads.batch.predictive-rejection on the workload, was 0.02",
+        "db-bulkhead.workloads.batch.prediction-audit|0.02|db-bulkhead.workloads.batch.prediction-audit needs db-bulkhead.workloads.batch.predictive-rejection (or a DEADLINE db-bulkhead.workloads.batch.queue) on the workload, was 0.02",
         "db-bulkhead.default-workload|reports|db-bulkhead.default-workload is not a declared workload [batch], was reports",
         "db-bulkhead.name|' '|db-bulkhead.name must not be blank, was ''",
         "db-bulkhead.leak-detection-threshold|-1s|db-bulkhead.leak-detection-threshold must not be negative, was PT-1S",
@@ -238,7 +242,7 @@ class AutoConfigurationTest {
         assertThat(ours.get("db-bulkhead.name").get("defaultValue")).isEqualTo("db");
         assertThat(ours.get("db-bulkhead.web.retry-after").get("defaultValue")).isEqualTo("1s");
         assertThat(String.valueOf(ours.get("db-bulkhead.workloads").get("description"))).contains("concurrent",
-                "extra-slots", "queue-wait", "deadline", "predictive-rejection", "adaptive-limit-min",
+                "extra-slots", "queue (fifo", "queue-wait", "deadline", "predictive-rejection", "adaptive-limit-min",
                 "allow-requires-new");
     }
 

@@ -27,7 +27,7 @@ final class CapacityBench {
     /** What the command line asked for. */
     record Settings(List<String> scenarios, List<String> configs, List<Double> loads, List<Integer> sweep,
             int maxConcurrent, long deadlineMs, double seconds, int repetitions, int locks, int holdMillis,
-            double cpuMillis, Path report, boolean pin) {}
+            double cpuMillis, int burst, Path report, boolean pin) {}
 
     private final Settings settings;
     private final PrintWriter out;
@@ -69,6 +69,10 @@ final class CapacityBench {
                 twoWorkloads();
                 continue;
             }
+            if (scenario == CapacityScenario.S6_BURST) {
+                bursts(scenario);
+                continue;
+            }
             CapacityScenario.Work work;
             double capacity;
             try (var ds = pool()) {
@@ -101,6 +105,31 @@ final class CapacityBench {
         out.flush();
         if (settings.report() != null) {
             write(table);
+        }
+    }
+
+    /** s6: bursts of {@code --burst-size} callers at once, through each configuration, round-robin. */
+    private void bursts(CapacityScenario scenario) throws Exception {
+        CapacityScenario.Work work;
+        try (var ds = pool()) {
+            work = scenario.prepare(ds, settings.locks(), settings.holdMillis(), 0);
+            alone.put(scenario.label, aloneMillis(ds, work));
+        }
+        out.printf("%s: one operation alone %.1f ms; %d callers at once, every %d ms; B = %d%n", scenario.label,
+                alone.get(scenario.label), settings.burst(), Math.max(100, 2 * settings.deadlineMs()),
+                settings.maxConcurrent());
+        out.flush();
+        var byConfig = runs.computeIfAbsent(scenario.label, k -> new LinkedHashMap<>())
+                .computeIfAbsent((double) settings.burst(), k -> new LinkedHashMap<>());
+        for (int r = 0; r < settings.repetitions(); r++) {
+            for (String config : configs(scenario)) {
+                System.gc();
+                try (var ds = pool()) {
+                    var gate = gate(config, ds);
+                    byConfig.computeIfAbsent(config, k -> new ArrayList<>()).add(CapacityRun.bursts(gate, work,
+                            settings.burst(), settings.seconds(), settings.deadlineMs() * 1_000_000));
+                }
+            }
         }
     }
 
@@ -165,14 +194,18 @@ final class CapacityBench {
     private CapacityRun once(String config, CapacityScenario.Work work, double rate, int repetition)
             throws Exception {
         System.gc();
+        try (var ds = pool()) {
+            return CapacityRun.run(gate(config, ds), work, rate, settings.seconds(), settings.deadlineMs() * 1_000_000,
+                    1000L * repetition + Math.round(rate));
+        }
+    }
+
+    /** The configuration {@code config} ("static B=8" from the sweep, or a label of {@link CapacityGates}). */
+    private CapacityGates.Gate gate(String config, HikariDataSource ds) {
         int b = config.startsWith(CapacityGates.STATIC) ? Integer.parseInt(config.substring(config.indexOf('=') + 1))
                 : settings.maxConcurrent();
         String label = config.startsWith(CapacityGates.STATIC) ? CapacityGates.STATIC : config;
-        try (var ds = pool()) {
-            var gate = CapacityGates.of(label, ds, settings.maxConcurrent(), b, settings.deadlineMs());
-            return CapacityRun.run(gate, work, rate, settings.seconds(), settings.deadlineMs() * 1_000_000,
-                    1000L * repetition + Math.round(rate));
-        }
+        return CapacityGates.of(label, ds, settings.maxConcurrent(), b, settings.deadlineMs());
     }
 
     private static double median(List<CapacityRun> list, ToDoubleFunction<CapacityRun> metric) {
@@ -198,10 +231,12 @@ final class CapacityBench {
         var lines = new ArrayList<String>();
         lines.add("| scenario | load | configuration | goodput within SLO /s (min–max) | committed late | refused at once "
                 + "| admitted, then timed out | false refusals (audited) | succeeded p50 / p99 ms (p99 min–max) "
-                + "| failures p99 ms | mean limit | step: settled down / up s |");
-        lines.add("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+                + "| failures p99 ms | told past its wait p99 ms | mean limit | step: settled down / up s "
+                + "| s4: 2 ms / 100 ms within SLO /s (100 ms: share of goodput / of arrivals) |");
+        lines.add("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
         runs.forEach((scenario, byLoad) -> byLoad.forEach((load, byConfig) -> byConfig.forEach((config, list) ->
-                lines.add("| " + scenario + " | " + f(load) + "× | " + config
+                lines.add("| " + scenario + " | " + f(load) + (scenario.equals(CapacityScenario.S6_BURST.label)
+                        ? " at once" : "×") + " | " + config
                         + " | " + spread(list, CapacityRun::goodputInSlo)
                         + " | " + f(median(list, r -> r.count(Result.LATE)))
                         + " | " + f(median(list, r -> r.count(Result.REFUSED)))
@@ -211,12 +246,23 @@ final class CapacityBench {
                         + " | " + f(median(list, r -> ms(r.succeeded, 50))) + " / "
                         + spread(list, r -> ms(r.succeeded, 99))
                         + " | " + f(median(list, r -> ms(r.failed, 99)))
+                        + " | " + f(median(list, r -> ms(r.overshoot, 99)))
                         + " | " + f(median(list, r -> r.meanLimit(0, 1)))
                         + " | " + (scenario.equals(CapacityScenario.S3_STEP.label)
                                 ? f(median(list, r -> settle(r, 1 / 3.0))) + " / "
                                         + f(median(list, r -> settle(r, 2 / 3.0)))
-                                : "") + " |"))));
+                                : "") + " | " + (scenario.equals(CapacityScenario.S4_MIXED.label) ? byKind(list) : "")
+                        + " |"))));
         return lines;
+    }
+
+    /** s4's goodput by kind: "512 / 20.0 (3.8 % / 10.0 %)", the long operations' share of goodput and of arrivals. */
+    static String byKind(List<CapacityRun> list) {
+        double shortOnes = median(list, r -> r.goodputInSlo(0));
+        double longOnes = median(list, r -> r.goodputInSlo(1));
+        double share = shortOnes + longOnes == 0 ? 0 : longOnes / (shortOnes + longOnes);
+        return String.format(Locale.ROOT, "%s / %s (%.1f %% / %.1f %%)", f(shortOnes), f(longOnes), 100 * share,
+                100 * median(list, r -> r.offeredShare(1)));
     }
 
     /**

@@ -9,6 +9,7 @@ import com.netflix.concurrency.limits.limiter.SimpleLimiter;
 import dev.dbbulkhead.DbBulkhead;
 import dev.dbbulkhead.WorkloadConfig;
 import dev.dbbulkhead.Deadline;
+import dev.dbbulkhead.QueuePolicy;
 import dev.dbbulkhead.Workload;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -60,8 +61,16 @@ final class CapacityGates {
     static final String GRADIENT2 = "gradient2";
     static final String VEGAS = "vegas";
     static final String AIMD = "aimd";
+    /** FIFO with a deep queue (Q = 64 B): the count bound out of the way, nothing else changed. */
+    static final String FIFO_DEEP = "fifo-deep";
+    /** {@link QueuePolicy#DEADLINE}, Q = 64 B. */
+    static final String DEADLINE = "deadline";
+    /** {@link QueuePolicy#DEADLINE_NEWEST_FIRST}, Q = 64 B. */
+    static final String DEADLINE_NEWEST = "deadline-newest";
+    /** What the documentation recommends: {@link WorkloadConfig#recommended}. */
+    static final String RECOMMENDED = "recommended";
     static final java.util.List<String> ALL = java.util.List.of(POOL_ONLY, STATIC, FIXED, ADAPTIVE, GRADIENT2, VEGAS,
-            AIMD);
+            AIMD, FIFO_DEEP, DEADLINE, DEADLINE_NEWEST, RECOMMENDED);
     /** The share of predicted refusals that the adaptive configuration admits anyway, to count the false ones. */
     static final double AUDIT = 0.02;
 
@@ -90,7 +99,16 @@ final class CapacityGates {
             case STATIC, FIXED -> bulkhead(DbBulkhead.builder(pool).name(label).workload("w", concurrent, concurrent)
                     .build().workload("w"));
             // Q = B / 4: the queue in front of a limit near the database's capacity stays short.
-            case ADAPTIVE -> audited(pool, label, concurrent);
+            case ADAPTIVE -> audited(pool, label, WorkloadConfig.builder("w").concurrent(concurrent)
+                    .extraSlots(Math.max(1, concurrent / 4)).adaptiveLimitMin(1).predictiveRejection(true)
+                    .predictionAudit(AUDIT).build());
+            case FIFO_DEEP -> bulkhead(DbBulkhead.builder(pool).name(label).workload("w", concurrent,
+                    WorkloadConfig.RECOMMENDED_SLOTS_PER_PERMIT * concurrent).build().workload("w"));
+            case DEADLINE, DEADLINE_NEWEST -> audited(pool, label, WorkloadConfig.recommended("w", concurrent).toBuilder()
+                    .queue(label.equals(DEADLINE) ? QueuePolicy.DEADLINE : QueuePolicy.DEADLINE_NEWEST_FIRST)
+                    .predictionAudit(AUDIT).build());
+            case RECOMMENDED -> audited(pool, label, WorkloadConfig.recommended("w", concurrent).toBuilder()
+                    .predictionAudit(AUDIT).build());
             // Netflix's defaults (initial 20, Gradient2's min 20) exceed a database pool: min 1, max B, initial B/2.
             case GRADIENT2 -> netflix(pool, Gradient2Limit.newBuilder().minLimit(1).maxConcurrency(concurrent)
                     .initialLimit(Math.max(1, concurrent / 2)).build());
@@ -104,11 +122,8 @@ final class CapacityGates {
         };
     }
 
-    /**
-     * db-bulkhead adaptive with predictive rejection, Q = B / 4 (the queue in front of a limit near the database's
-     * capacity stays short), auditing {@value #AUDIT} of its refusals.
-     */
-    private static Gate audited(DataSource pool, String label, int concurrent) {
+    /** db-bulkhead with {@code config}, which predicts and audits a share of its predicted refusals. */
+    private static Gate audited(DataSource pool, String label, WorkloadConfig config) {
         var audited = new java.util.concurrent.atomic.LongAdder();
         var served = new java.util.concurrent.atomic.LongAdder();
         var listener = new dev.dbbulkhead.BulkheadListener() {
@@ -120,9 +135,8 @@ final class CapacityGates {
                 }
             }
         };
-        Workload w = DbBulkhead.builder(pool).name(label).workload(WorkloadConfig.builder("w").concurrent(concurrent)
-                .extraSlots(Math.max(1, concurrent / 4)).adaptiveLimitMin(1).predictiveRejection(true)
-                .predictionAudit(AUDIT).build()).listener(listener).build().workload("w");
+        Workload w = DbBulkhead.builder(pool).name(label).workload(config).listener(listener).build()
+                .workload("w");
         Gate inner = bulkhead(w);
         return new Gate() {
             @Override

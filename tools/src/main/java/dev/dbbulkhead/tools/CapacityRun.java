@@ -1,7 +1,9 @@
 package dev.dbbulkhead.tools;
 
 import dev.dbbulkhead.AdmissionFullException;
+import dev.dbbulkhead.BulkheadRejectedException;
 import dev.dbbulkhead.DeadlineExceededException;
+import dev.dbbulkhead.LoadShedException;
 import dev.dbbulkhead.QueueTimeoutException;
 import dev.dbbulkhead.WouldTimeOutException;
 import java.sql.SQLException;
@@ -44,10 +46,14 @@ final class CapacityRun {
     final Map<Result, LongAdder> counts = new EnumMap<>(Result.class);
     final Histogram succeeded = new ConcurrentHistogram(HIGHEST, 3);
     final Histogram failed = new ConcurrentHistogram(HIGHEST, 3);
+    /** Callers refused after waiting: how long past what they were allowed to wait they were told. */
+    final Histogram overshoot = new ConcurrentHistogram(HIGHEST, 3);
     /** (seconds since the start, limit in force, K) every 50 ms. */
     final List<double[]> limits = new ArrayList<>();
     double seconds;
     /** Predictive rejection's audit: {audited, served in time}. */
+    /** Per kind of operation ({@link CapacityScenario.Work#kind}): {arrived, committed within its deadline}. */
+    final LongAdder[][] byKind = {{new LongAdder(), new LongAdder()}, {new LongAdder(), new LongAdder()}};
     long[] audits = new long[2];
 
     private CapacityRun() {
@@ -69,6 +75,17 @@ final class CapacityRun {
     /** Successes within their deadline per second. */
     double goodputInSlo() {
         return count(Result.IN_SLO) / seconds;
+    }
+
+    /** Goodput within SLO per second of the operations of {@code kind}. */
+    double goodputInSlo(int kind) {
+        return byKind[kind][1].sum() / seconds;
+    }
+
+    /** The share of the arrivals that were of {@code kind}. */
+    double offeredShare(int kind) {
+        long all = byKind[0][0].sum() + byKind[1][0].sum();
+        return all == 0 ? 0 : (double) byKind[kind][0].sum() / all;
     }
 
     /** The mean limit between {@code from} and {@code to} (fractions of the run). */
@@ -107,10 +124,12 @@ final class CapacityRun {
                     LockSupport.parkNanos(intended - now);
                 }
                 long at = intended;
-                String sql = work.sql((at - start) / (double) duration, random.nextDouble());
+                double u = random.nextDouble();
+                String sql = work.sql((at - start) / (double) duration, u);
+                int kind = work.kind(u);
                 started++;
                 tasks.execute(() -> {
-                    run.operation(gate, sql, at, at + deadlineNanos);
+                    run.operation(gate, sql, kind, at, at + deadlineNanos);
                     done.increment();
                 });
             }
@@ -119,6 +138,52 @@ final class CapacityRun {
             }
             stop.countDown();
             sampler.join();
+        }
+        run.audits = gate.audits();
+        return run;
+    }
+
+    /**
+     * Bursts of {@code size} callers released at once from a latch, one burst every two deadlines (at least 100 ms)
+     * for {@code seconds}; each caller's deadline counts from the release.
+     */
+    static CapacityRun bursts(CapacityGates.Gate gate, CapacityScenario.Work work, int size, double seconds,
+            long deadlineNanos) throws InterruptedException {
+        var run = new CapacityRun();
+        run.seconds = seconds;
+        long gap = Math.max(TimeUnit.MILLISECONDS.toNanos(100), 2 * deadlineNanos);
+        long duration = (long) (seconds * 1e9);
+        String sql = work.sql(0, 0);
+        try (ExecutorService tasks = Executors.newVirtualThreadPerTaskExecutor()) {
+            long start = System.nanoTime();
+            for (long next = start; next - start < duration; next += gap) {
+                long wait = next - System.nanoTime();
+                if (wait > 0) {
+                    LockSupport.parkNanos(wait);
+                }
+                var ready = new CountDownLatch(size);
+                var go = new CountDownLatch(1);
+                long[] releasedAt = new long[1];
+                var done = new CountDownLatch(size);
+                for (int i = 0; i < size; i++) {
+                    tasks.execute(() -> {
+                        ready.countDown();
+                        try {
+                            go.await();
+                            run.operation(gate, sql, 0, releasedAt[0], releasedAt[0] + deadlineNanos);
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                        } finally {
+                            done.countDown();
+                        }
+                    });
+                }
+                ready.await();
+                releasedAt[0] = System.nanoTime(); // published to the callers by the latch
+                go.countDown();
+                done.await();
+                run.limits.add(new double[] {(System.nanoTime() - start) / 1e9, gate.limit(), 0});
+            }
         }
         run.audits = gate.audits();
         return run;
@@ -133,8 +198,9 @@ final class CapacityRun {
         }
     }
 
-    private void operation(CapacityGates.Gate gate, String sql, long intended, long deadline) {
+    private void operation(CapacityGates.Gate gate, String sql, int kind, long intended, long deadline) {
         Throwable failure = null;
+        long called = System.nanoTime();
         try {
             gate.execute(deadline, c -> {
                 try (var statement = c.createStatement()) {
@@ -147,12 +213,26 @@ final class CapacityRun {
         long end = System.nanoTime();
         Result result = failure != null ? classify(failure) : end <= deadline ? Result.IN_SLO : Result.LATE;
         counts.get(result).increment();
+        byKind[kind][0].increment();
+        if (result == Result.IN_SLO) {
+            byKind[kind][1].increment();
+        }
         long latency = Math.min(HIGHEST, Math.max(0, end - intended));
         (failure == null ? succeeded : failed).recordValue(latency);
+        if (waitedAndRefused(failure)) {
+            var refused = (BulkheadRejectedException) failure;
+            overshoot.recordValue(Math.min(HIGHEST, Math.max(0, end - called - refused.allowedWait().toNanos())));
+        }
+    }
+
+    /** A rejection told when the caller's wait for a permit ended: its queue wait, deadline or reserve. */
+    private static boolean waitedAndRefused(Throwable t) {
+        return t instanceof QueueTimeoutException || t instanceof WouldTimeOutException w && !w.waited().isZero()
+                || t instanceof DeadlineExceededException d && d.stage() == DeadlineExceededException.Stage.PERMIT_WAIT;
     }
 
     static Result classify(Throwable t) {
-        if (t instanceof AdmissionFullException || t instanceof WouldTimeOutException
+        if (t instanceof AdmissionFullException || t instanceof WouldTimeOutException || t instanceof LoadShedException
                 || t instanceof CapacityGates.LimiterRejected) {
             return Result.REFUSED;
         }

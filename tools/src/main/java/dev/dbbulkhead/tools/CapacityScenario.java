@@ -14,7 +14,9 @@ import javax.sql.DataSource;
  * <li>{@code s3-step}: the same with K = 8 for the first third of the run, 2 for the second, 8 again for the last;</li>
  * <li>{@code s4-mixed}: the K locks, 90 % of the operations holding one for 2 ms and 10 % for 100 ms;</li>
  * <li>{@code s5-two-workloads}: the K locks shared by an interactive workload (5 ms, 100 ms deadline) and a batch
- * one (50 ms, 5 s deadline), run by {@link TwoWorkloads}.</li>
+ * one (50 ms, 5 s deadline), run by {@link TwoWorkloads};</li>
+ * <li>{@code s6-burst}: bursts of callers arriving at once (every two deadlines), each operation
+ * {@code pg_sleep(holdMillis)}: what a queue bounded by a count cuts, and a deadline absorbs.</li>
  * </ul>
  */
 enum CapacityScenario {
@@ -22,7 +24,8 @@ enum CapacityScenario {
     S2_LOCKS("s2-locks"),
     S3_STEP("s3-step"),
     S4_MIXED("s4-mixed"),
-    S5_TWO("s5-two-workloads");
+    S5_TWO("s5-two-workloads"),
+    S6_BURST("s6-burst");
 
     static final int STEP_HIGH = 8;
     static final int STEP_LOW = 2;
@@ -60,13 +63,19 @@ enum CapacityScenario {
                 case S2_LOCKS, S5_TWO -> LockSlots.sql(locks, holdMillis);
                 case S3_STEP -> LockSlots.sql(capacityAt(fraction), holdMillis);
                 case S4_MIXED -> LockSlots.sql(locks, u < 0.9 ? 2 : 100);
+                case S6_BURST -> "SELECT pg_sleep(" + holdMillis / 1000.0 + ")";
             };
+        }
+
+        /** The kind of an operation drawn with {@code u}: on s4-mixed 0 for a 2 ms one, 1 for a 100 ms one; else 0. */
+        int kind(double u) {
+            return scenario == S4_MIXED && u >= 0.9 ? 1 : 0;
         }
 
         /** K at {@code fraction} into the run (the lock scenarios); 0 for the CPU one. */
         int capacityAt(double fraction) {
             return switch (scenario) {
-                case S1_CPU -> 0;
+                case S1_CPU, S6_BURST -> 0;
                 case S2_LOCKS, S4_MIXED, S5_TWO -> locks;
                 case S3_STEP -> fraction < 1 / 3.0 || fraction >= 2 / 3.0 ? STEP_HIGH : STEP_LOW;
             };

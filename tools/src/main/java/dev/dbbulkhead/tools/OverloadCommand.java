@@ -83,7 +83,7 @@ public final class OverloadCommand implements Callable<Integer> {
             description = "Scenarios: burst, open-loop; and the capacity ones, for adaptive limits: s1-cpu (CPU-bound "
                     + "work), s2-locks (K advisory locks), s3-step (K = 8, then 2, then 8), s4-mixed (90 %% 2 ms, 10 %% "
                     + "100 ms on the K locks), s5-two-workloads (interactive 5 ms / 100 ms deadline beside batch 50 ms "
-                    + "/ 5 s) (default: ${DEFAULT-VALUE}).")
+                    + "/ 5 s), s6-burst (--burst-size callers at once, every two deadlines) (default: ${DEFAULT-VALUE}).")
     List<String> scenarios;
 
     @Option(names = "--capacity-configs", split = ",", paramLabel = "NAME",
@@ -124,6 +124,10 @@ public final class OverloadCommand implements Callable<Integer> {
             description = "s1-cpu: CPU time of one operation alone (default: ${DEFAULT-VALUE}).")
     double cpuMs;
 
+    @Option(names = "--burst-size", defaultValue = "200", paramLabel = "N",
+            description = "s6-burst: callers arriving at once in each burst (default: ${DEFAULT-VALUE}).")
+    int burstSize;
+
     @Option(names = "--report", paramLabel = "DIR", description = "Also write DIR/overload.md and DIR/overload.svg.")
     Path report;
 
@@ -143,7 +147,8 @@ public final class OverloadCommand implements Callable<Integer> {
         }
         if (!capacity.isEmpty()) {
             new CapacityBench(new CapacityBench.Settings(capacity, capacityConfigs, loads, sweep, maxConcurrent,
-                    deadlineMs, durationSeconds, repetitions, locks, holdMs, cpuMs, report, pin), out, db).run();
+                    deadlineMs, durationSeconds, repetitions, locks, holdMs, cpuMs, burstSize, report, pin), out, db)
+                    .run();
         }
         return 0;
     }
@@ -236,7 +241,7 @@ public final class OverloadCommand implements Callable<Integer> {
         for (String s : scenarios) {
             if (!s.equals("burst") && !s.equals("open-loop") && !CapacityScenario.isOne(s)) {
                 errors.add("--scenarios: unknown '" + s + "'; known: burst, open-loop, s1-cpu, s2-locks, s3-step, "
-                        + "s4-mixed, s5-two-workloads");
+                        + "s4-mixed, s5-two-workloads, s6-burst");
             }
         }
         for (String c : capacityConfigs) {

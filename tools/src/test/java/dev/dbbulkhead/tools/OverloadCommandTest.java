@@ -59,21 +59,23 @@ class OverloadCommandTest {
      */
     @Test
     void aSmokeRunOfEachCapacityScenarioComparesTheLimitersAndWritesAReport(@TempDir Path dir) throws Exception {
-        Cli.Result r = Cli.run("overload", "--scenarios", "s1-cpu,s2-locks,s3-step,s4-mixed,s5-two-workloads", "--loads", "2", "--duration",
-                "1", "--repetitions", "1", "--sweep", "2", "--max-concurrent", "4", "--locks", "2", "--hold", "5",
-                "--cpu", "2", "--capacity-configs", "static,db-bulkhead-adaptive,gradient2,vegas", "--report",
-                dir.toString());
+        Cli.Result r = Cli.run("overload", "--scenarios", "s1-cpu,s2-locks,s3-step,s4-mixed,s5-two-workloads,s6-burst",
+                "--loads", "2", "--duration", "1", "--repetitions", "1", "--sweep", "2", "--max-concurrent", "4",
+                "--locks", "2", "--hold", "5", "--cpu", "2", "--burst-size", "20", "--capacity-configs",
+                "static,db-bulkhead-adaptive,gradient2,vegas,recommended", "--report", dir.toString());
         assertThat(r.exit()).as(r.err()).isZero();
-        List<String> rows = Arrays.stream(r.out().split("\n")).filter(l -> l.matches("\\| s[1234]-.*")).toList();
-        // s1, s2 and s4: static B=2, adaptive, gradient2, vegas; s3 has no static sweep.
-        assertThat(rows).hasSize(4 + 4 + 3 + 4);
+        List<String> rows = Arrays.stream(r.out().split("\n")).filter(l -> l.matches("\\| s[12346]-.*")).toList();
+        // s1, s2, s4 and s6: static B=2, adaptive, gradient2, vegas, recommended; s3 has no static sweep.
+        assertThat(rows).hasSize(5 + 5 + 4 + 5 + 5);
         for (String row : rows) {
             String[] cells = row.split("\\|");
-            // goodput "median (min–max)"; mean limit in the 11th column
+            // goodput "median (min–max)"; mean limit in the 12th column
             assertThat(Double.parseDouble(cells[4].trim().split(" ")[0])).as("goodput within SLO: %s", row)
                     .isPositive();
-            assertThat(Double.parseDouble(cells[11].trim())).as("mean limit: %s", row).isBetween(1.0, 4.0);
+            assertThat(Double.parseDouble(cells[12].trim())).as("mean limit: %s", row).isBetween(1.0, 4.0);
         }
+        assertThat(rows).filteredOn(row -> row.startsWith("| s6-burst | 20") && row.contains(" at once | recommended |"))
+                .hasSize(1);
         assertThat(r.out()).contains("s2-locks at 2.0×: adaptive", "s4-mixed at 2.0×: adaptive");
         // s5: fixed and adaptive, each with the budget split evenly and towards the interactive workload
         assertThat(Arrays.stream(r.out().split("\n")).filter(l -> l.matches("\\| (db-bulkhead|adaptive) \\d+ / \\d+ \\|.*")))

@@ -97,6 +97,7 @@ public class DbBulkheadProblemResolver implements HandlerExceptionResolver, Orde
             case QUEUE_TIMEOUT -> "no capacity freed up within the queue wait";
             case DEADLINE -> "the request's deadline passed before it reached the database";
             case WOULD_TIME_OUT -> "the expected wait for capacity is longer than the request may wait";
+            case LOAD_SHED -> "demand exceeds what it serves, and the excess is shed at once";
             case INTERRUPTED -> "the request was interrupted while waiting";
         };
         return problem(why, rejected.reason().name(), rejected.workload(), instance);

@@ -1,0 +1,94 @@
+package dev.dbbulkhead.internal;
+
+import dev.dbbulkhead.QueuePolicy;
+
+/**
+ * A predicting workload's door: with no permit free, whether a caller can be served in time, and how long it may wait.
+ *
+ * <p>The expected wait is the caller's place in line over the rate at which permits come back ({@link Drain}). It may
+ * wait its queue wait or, with a deadline, what is left of it; a {@code DEADLINE} queue also keeps back the time the
+ * caller needs for its own work (the reserve: a high quantile of recent holds), so that nobody is admitted, or kept
+ * waiting, to start work it cannot finish. A caller whose expected wait exceeds that is refused at once (a prediction,
+ * which admission audits); one admitted waits that long at most, then leaves.
+ *
+ * <p>A burst that the deadline absorbs is admitted whole. A door that keeps refusing is not looking at a burst but at
+ * more demand than the workload serves: while it has refused anyone in the last {@value #OVERLOAD_MILLIS} ms, a
+ * {@code DEADLINE} queue sheds newcomers whose expected wait exceeds a short queue delay ({@link #targetNanos}:
+ * controlled delay, at the door), so that the callers it serves are fresh, its successes wait little and its
+ * refusals are told at once; and a {@code DEADLINE_NEWEST_FIRST} queue also serves the newest waiter first. Nobody
+ * already admitted is refused for it, and an admitted caller keeps its whole wait: the target decides who comes in,
+ * not how long those inside may wait.
+ *
+ * <p>Thread-safe; the overload state is one racy timestamp.
+ */
+final class Door {
+    /** The workload is overloaded while its door has refused someone within this long. */
+    static final long OVERLOAD_MILLIS = 100;
+    /** Under overload, newcomers are admitted for a queue delay of at least this long... */
+    static final long TARGET_MILLIS = 5;
+    /** ...or of this many permits coming back, whichever is longer: enough that a freed permit finds a waiter. */
+    static final int TARGET_RELEASES = 4;
+    private static final long OVERLOAD_NANOS = OVERLOAD_MILLIS * 1_000_000;
+    private static final long TARGET_NANOS = TARGET_MILLIS * 1_000_000;
+
+    private final Drain drain;
+    private final Permits permits;
+    /** A {@code DEADLINE} queue: the reserve and the overload rules; else the article's queue with prediction. */
+    private final boolean deadline;
+    private final boolean newestFirst;
+    /** When the door last refused someone; 0: never. */
+    private volatile long refusedAt;
+
+    Door(Drain drain, Permits permits, QueuePolicy policy) {
+        this.drain = drain;
+        this.permits = permits;
+        this.deadline = policy != QueuePolicy.FIFO;
+        this.newestFirst = policy == QueuePolicy.DEADLINE_NEWEST_FIRST;
+    }
+
+    /** The wait expected at {@code now} for a caller at the end of the line, under {@code limit}; 0 with a permit free. */
+    long expectedWaitNanos(int limit, long now) {
+        return drain.expectedWaitNanos(permits.waiting(), permits.available(), limit, now);
+    }
+
+    /**
+     * How long a caller may wait for a permit, from what it allows ({@code allowedNanos}: its queue wait, or what is
+     * left of its deadline when {@code deadlineBinds}): on a {@code DEADLINE} queue, less the reserve for its own work
+     * when its deadline binds. Never negative.
+     */
+    long waitNanos(long allowedNanos, boolean deadlineBinds) {
+        return deadline && deadlineBinds ? Math.max(0, allowedNanos - drain.reserveNanos()) : allowedNanos;
+    }
+
+    /**
+     * The queue delay a newcomer is admitted for at {@code now} while the workload is overloaded; 0 when it is not (or
+     * the queue is the article's). Serves the newest first meanwhile, on a {@code DEADLINE_NEWEST_FIRST} queue.
+     */
+    long sheddingTargetNanos(int limit, long now) {
+        if (!deadline) {
+            return 0;
+        }
+        boolean overloaded = overloaded(now);
+        if (newestFirst && permits.newestFirst() != overloaded) {
+            permits.newestFirst(overloaded);
+        }
+        return overloaded ? targetNanos(limit) : 0;
+    }
+
+    /** A caller was refused at {@code now}. */
+    void refused(long now) {
+        if (refusedAt != now) {
+            refusedAt = now == 0 ? 1 : now;
+        }
+    }
+
+    private boolean overloaded(long now) {
+        long at = refusedAt;
+        return at != 0 && now - at < OVERLOAD_NANOS;
+    }
+
+    /** The queue delay newcomers are admitted for under overload: a few permits coming back, 5 ms at least. */
+    private long targetNanos(int limit) {
+        return Math.max(TARGET_NANOS, TARGET_RELEASES * drain.meanNanos() / Math.max(1, limit));
+    }
+}
