@@ -102,12 +102,6 @@ public interface Workload {
     int limit();
 
     /**
-     * The adaptive limit's baseline: what an operation takes when the database is not overloaded, as the adaptive
-     * limit last measured it. {@link Duration#ZERO} for a fixed workload or before it is measured. For observation.
-     */
-    Duration baselineHoldTime();
-
-    /**
      * The recent average permit hold time of this workload (predictive or adaptive); {@link Duration#ZERO} without
      * either or before the first operation. For observation.
      */

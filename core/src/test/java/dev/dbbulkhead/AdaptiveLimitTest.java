@@ -25,8 +25,8 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The adaptive limit on the real PostgreSQL, with virtual threads: each operation holds one of K advisory locks for
- * 5 ms, so the database serves exactly K at once and more only queue on its locks. L rises to K, falls when K drops,
- * rises again when K comes back; an overload signal (statements cancelled by a timeout, 57014) cuts it at once; every
+ * 5 ms, so the database serves exactly K at once and more only queue on its locks. L falls when K drops (fewer in
+ * flight complete as many), rises again when K comes back (more in flight complete more); an overload signal (statements cancelled by a timeout, 57014) cuts it at once; every
  * permit and connection is back afterwards (checked by the extension).
  */
 class AdaptiveLimitTest {
@@ -46,6 +46,11 @@ class AdaptiveLimitTest {
             signals.add(signal);
         }
     };
+
+    /** The changes so far, for a failure's message: "8->6 6->5". */
+    private String trail() {
+        return String.join(" ", changes.stream().map(c -> c[0] + "->" + c[1]).toList());
+    }
 
     @BeforeAll
     static void lockSlots() throws SQLException {
@@ -98,8 +103,14 @@ class AdaptiveLimitTest {
         }
     }
 
+    /**
+     * A minute long (each move down needs a few probes of a few hundred completions to tell "as many" from noise): with
+     * {@code -Pfull}, which CI runs; the same rules run on a simulated database in every build
+     * ({@code AdaptiveLimitModelTest}).
+     */
     @Test
     void theLimitFollowsTheDatabasesCapacityDownAndUpAgain() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(Boolean.getBoolean("tests.slow"), "with -Pfull only");
         Workload w = adaptive(8);
         assertThat(w.adaptive()).isTrue();
         assertThat(w.limit()).as("starts at B").isEqualTo(8);
@@ -109,12 +120,11 @@ class AdaptiveLimitTest {
             w.transaction(Duration.ofMillis(500), c -> Db.count(c, LockSlots.sql(k.get(), 5)));
             served.increment();
         })) {
-            await().atMost(Duration.ofSeconds(15)).untilAsserted(() ->
-                    assertThat(w.baselineHoldTime()).as("R0 measured").isBetween(Duration.ofMillis(4),
-                            Duration.ofMillis(30)));
-            k.set(1); // a quarter... an eighth of the capacity: the hold at L = 8 is 8 × R0
-            await().atMost(Duration.ofSeconds(15)).untilAsserted(() ->
-                    assertThat(w.limit()).as("fallen to where the hold is back within twice R0").isLessThanOrEqualTo(3));
+            await().atMost(Duration.ofSeconds(15)).until(() -> served.sum() >= 500);
+            k.set(1); // an eighth of the capacity: one lock serves as many at L = 2 as at L = 8
+            await().atMost(Duration.ofSeconds(60)).untilAsserted(() ->
+                    assertThat(w.limit()).as("fallen to where fewer in flight complete as many: %s", trail())
+                            .isLessThanOrEqualTo(4));
             k.set(8);
             await().atMost(Duration.ofSeconds(20)).untilAsserted(() ->
                     assertThat(w.limit()).as("risen again").isGreaterThanOrEqualTo(7));

@@ -68,8 +68,8 @@ final class Admission implements PermitLease.Owner {
         this.leaks = shared.leakThresholdNanos() > 0 ? new Leaks(shared.leakThresholdNanos(), telemetry) : null;
         this.adaptive = !config.adaptive() ? null : new AdaptiveLimit(permits, config.adaptiveLimitMin(),
                 config.concurrent(), config.adaptiveLatencyTarget().map(Nanos::of).orElse(0L), telemetry.now(),
-                (from, to, cause, baseline, latency) -> telemetry.limitChanged(workload, from, to, cause, baseline,
-                        latency));
+                ThreadLocalRandom.current().nextLong(), (from, to, cause, latency) -> telemetry.limitChanged(workload,
+                        from, to, cause, latency));
         this.drain = config.predictiveRejection() || adaptive != null ? new Drain() : null;
         this.door = config.predictiveRejection() ? new Door(drain, permits, config.queue()) : null;
         if (adaptive != null) {
@@ -335,7 +335,9 @@ final class Admission implements PermitLease.Owner {
         if (drain != null && !suspected) {
             drain.record(held, now);
             if (adaptive != null) {
-                adaptive.sample(held, lease.permitWaitNanos() + held, lease.overloaded());
+                Deadline deadline = lease.deadlineOrNull();
+                adaptive.sample(held, lease.permitWaitNanos() + held, deadline == null
+                        || deadline.remainingNanos(now) >= 0, lease.overloaded());
             }
         }
     }
@@ -376,11 +378,6 @@ final class Admission implements PermitLease.Owner {
 
     Permits permits() {
         return permits;
-    }
-
-    /** The adaptive limit's baseline hold time in nanoseconds; 0 for a fixed workload or before its first window. */
-    long baselineNanos() {
-        return adaptive == null ? 0 : adaptive.baselineNanos();
     }
 
     /** The recent mean hold time in nanoseconds; 0 without estimates or before the first operation. */

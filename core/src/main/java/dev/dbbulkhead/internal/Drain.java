@@ -6,8 +6,8 @@ import java.util.Arrays;
 
 /**
  * How a workload's permits come back: the mean permit hold of its recent operations (and with the limit L, by Little's
- * law, the rate at which permits free up: L / mean), and a high quantile of those holds, the time a caller needs left
- * for its own work once it starts. Fed by every release of a workload that predicts; read at admission.
+ * law, the rate at which permits free up: L / mean), and the reserve, the time a caller needs left for its own work
+ * once it starts: a high quantile of those holds and a margin. Fed by every release of a workload that predicts; read at admission.
  *
  * <p>Windows of {@value #WINDOW_HOLDS} holds (or {@value #WINDOW_MILLIS} ms with at least {@value #MIN_HOLDS} holds)
  * each give a mean, smoothed across windows (a quarter per window): a mean over many operations, so that one long
@@ -26,8 +26,13 @@ final class Drain {
     static final int MIN_HOLDS = 4;
     /** How many recent holds the quantile is read from (a power of two). */
     static final int RECENT = 256;
-    /** The quantile of recent holds reserved for a caller's own work. */
+    /** The quantile of recent holds reserved for a caller's own work... */
     static final double RESERVE_QUANTILE = 0.95;
+    /**
+     * ...and this much more: a hold starts when the caller runs with its permit, so the time between a grant and the
+     * waiter running (its wake-up, on a busy machine) and the first statement's set-up are not in it.
+     */
+    static final double RESERVE_MARGIN = 1.25;
     private static final long WINDOW_NANOS = WINDOW_MILLIS * 1_000_000;
     private static final VarHandle COUNT;
     private static final VarHandle SUM;
@@ -95,7 +100,7 @@ final class Drain {
         int filled = written < 0 || written > RECENT ? RECENT : written; // < 0: the index wrapped around
         long[] sorted = Arrays.copyOf(recent, filled);
         Arrays.sort(sorted);
-        reserve = sorted[Math.min(filled - 1, (int) (RESERVE_QUANTILE * filled))];
+        reserve = (long) (RESERVE_MARGIN * sorted[Math.min(filled - 1, (int) (RESERVE_QUANTILE * filled))]);
     }
 
     /** The mean hold in nanoseconds, 0 before any operation (see {@link #expectedWaitNanos} for the cold start). */
@@ -108,7 +113,7 @@ final class Drain {
         return n == 0 ? 0 : sum / n; // the first window, still open
     }
 
-    /** The time a caller needs left for its own work: a high quantile of recent holds; 0 before any. */
+    /** The time a caller needs left for its own work: a high quantile of recent holds and a margin; 0 before any. */
     long reserveNanos() {
         long r = reserve;
         return r != 0 ? r : meanNanos();

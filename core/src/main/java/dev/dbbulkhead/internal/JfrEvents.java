@@ -96,15 +96,12 @@ final class JfrEvents {
         int to;
 
         @Label("Cause")
-        @Description("overload signal, queue, probe, probe: throughput did not follow, baseline measurement or "
-                + "baseline measured")
+        @Description("overload signals, latency ceiling, more in flight completed more in time, fewer in flight "
+                + "completed as many in time, nothing completed while every permit was held")
         String cause;
 
-        @Label("Baseline Hold")
-        @Timespan(Timespan.NANOSECONDS)
-        long baseline;
-
-        @Label("Window Mean Hold")
+        @Label("Window Mean Call")
+        @Description("The window's mean time from call to release")
         @Timespan(Timespan.NANOSECONDS)
         long latency;
     }
@@ -145,7 +142,7 @@ final class JfrEvents {
     }
 
     public static void limitChanged(String bulkhead, String workload, int from, int to, String cause,
-            long baselineNanos, long latencyNanos) {
+            long latencyNanos) {
         var e = new LimitChange();
         if (e.isEnabled()) {
             e.bulkhead = bulkhead;
@@ -153,7 +150,6 @@ final class JfrEvents {
             e.from = from;
             e.to = to;
             e.cause = cause;
-            e.baseline = baselineNanos;
             e.latency = latencyNanos;
             e.commit();
         }

@@ -73,11 +73,11 @@ final class Telemetry {
         }
     }
 
-    public void limitChanged(Workload w, int from, int to, String cause, long baselineNanos, long latencyNanos) {
+    public void limitChanged(Workload w, int from, int to, String cause, long latencyNanos) {
         if (listening) {
             listener.onLimitChanged(w, from, to);
         }
-        JfrEvents.limitChanged(w.bulkheadName(), w.name(), from, to, cause, baselineNanos, latencyNanos);
+        JfrEvents.limitChanged(w.bulkheadName(), w.name(), from, to, cause, latencyNanos);
     }
 
     /** A lease whose thread terminated without releasing it was reclaimed, after holding for {@code heldNanos}. */

@@ -117,11 +117,6 @@ final class WorkloadImpl implements Workload {
     }
 
     @Override
-    public Duration baselineHoldTime() {
-        return Duration.ofNanos(admission.baselineNanos());
-    }
-
-    @Override
     public Duration recentHoldTime() {
         return Duration.ofNanos(admission.recentHoldNanos());
     }

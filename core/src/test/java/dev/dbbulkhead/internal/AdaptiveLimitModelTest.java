@@ -12,7 +12,11 @@ import org.junit.jupiter.api.Test;
 /**
  * The adaptive limit's decisions against a simulated database, on an injected clock: the decisions are the real
  * ones (the real {@link Permits}, {@link AdaptiveLimit#sample} at each release, {@link AdaptiveLimit#tick} every
- * 10 ms), without a database or a sleep. The database has K truly parallel resources (cores, locks) and each
+ * 10 ms, the {@link GoodputLimit} they feed, seeded), without a database or a sleep. The scenarios of the capacity
+ * tool as models: s1 (CPU, thrashing past K), s2 (K locks), s3 (a capacity step), s4 (mixed holds), a plan change.
+ * The claim here is 0.95 × the best static B: probing costs a few percent, and a probe cannot tell apart in a few
+ * windows the 2–4 % that separate 8 from 16 in flight in these models (on PostgreSQL the top is flatter: s2 gives 371
+ * and 373/s at B = 8 and 16). The 0.97 target is measured on PostgreSQL, by the capacity tool (docs/performance.md). The database has K truly parallel resources (cores, locks) and each
  * operation also spends {@code overhead} outside them (round trips, begin, commit): with n in flight an operation
  * holds its permit {@code overhead + service × max(1, n/K)}, times a seeded log-normal noise. So throughput grows
  * quickly up to K, then slowly (the overlap of the round trips, as on a real server), and latency grows past K.
@@ -43,6 +47,10 @@ class AdaptiveLimitModelTest {
         int demand = 1_000;
         /** Every operation fails with an overload signal (1 in this many; 0: none). */
         int signalEvery;
+        /** s4: 9 in 10 operations hold {@code serviceMs}, 1 in 10 {@code longMs}; 0: all hold {@code serviceMs}. */
+        double longMs;
+        /** CPU-like thrashing: each operation beyond K in flight makes every one this much slower (0: none). */
+        double thrash;
         long completed;
         long signalled;
 
@@ -52,8 +60,8 @@ class AdaptiveLimitModelTest {
             this.serviceMs = serviceMs;
             this.overheadMs = overheadMs;
             this.random = new Random(seed);
-            this.limit = new AdaptiveLimit(permits, 1, max, 0, now, (from, to, cause, baseline, latency) ->
-                    changes.add(now / MS + " ms: " + from + " -> " + to + " (" + cause + ") r0=" + baseline));
+            this.limit = new AdaptiveLimit(permits, 1, max, 0, now, seed, (from, to, cause, latency) ->
+                    changes.add(now / MS + " ms: " + from + " -> " + to + " (" + cause + ")"));
         }
 
         /** Runs for {@code nanos}: starts operations while permits are free, completes them, ticks the clock. */
@@ -75,7 +83,7 @@ class AdaptiveLimitModelTest {
                 completed++;
                 boolean signal = signalEvery > 0 && completed % signalEvery == 0;
                 signalled += signal ? 1 : 0;
-                limit.sample(now - op[1], now - op[1], signal);
+                limit.sample(now - op[1], now - op[1], true, signal);
             }
         }
 
@@ -98,7 +106,9 @@ class AdaptiveLimitModelTest {
                     return;
                 }
                 int n = inflight.size() + 1;
-                double ms = (overheadMs + serviceMs * Math.max(1.0, (double) n / capacity))
+                double service = longMs > 0 && random.nextInt(10) == 0 ? longMs : serviceMs;
+                double ms = (overheadMs + service * Math.max(1.0, (double) n / capacity)
+                        * (1 + thrash * Math.max(0, n - capacity)))
                         * Math.exp(noise * random.nextGaussian() - noise * noise / 2);
                 inflight.add(new long[] {now + (long) (ms * MS), now, index});
             }
@@ -120,8 +130,19 @@ class AdaptiveLimitModelTest {
 
         /** Throughput at a fixed concurrency n (the same model, no controller), for comparison. */
         double throughputAt(int n) {
-            double hold = overheadMs + serviceMs * Math.max(1.0, (double) n / capacity);
+            double service = longMs > 0 ? 0.9 * serviceMs + 0.1 * longMs : serviceMs;
+            double hold = overheadMs + service * Math.max(1.0, (double) n / capacity)
+                    * (1 + thrash * Math.max(0, n - capacity));
             return n * 1e3 / hold;
+        }
+
+        /** The most throughput any fixed limit up to B gives: the best static B. */
+        double bestStatic() {
+            double best = 0;
+            for (int n = 1; n <= permits.concurrent(); n++) {
+                best = Math.max(best, throughputAt(n));
+            }
+            return best;
         }
 
         String tail() {
@@ -130,123 +151,102 @@ class AdaptiveLimitModelTest {
     }
 
     @Test
-    void startsAtBAndSettlesWhereMoreConcurrencyStopsBuyingThroughput() {
-        // K = 4 locks held 10 ms, 1.5 ms outside them: throughput 4 → 8 → 16 in flight: 348, 372, 386 /s.
+    void s2_staysWhereMoreInFlightStillPays() {
+        // K = 4 locks held 10 ms, 1.5 ms outside them: throughput still rises a little past K (348, 372, 386 /s at 4,
+        // 8, 16), so the most completions are at B, as the best static B of the capacity runs.
         var sim = new Simulation(16, 4, 10, 1.5, 1);
         sim.run(5 * SECOND);
-        double[] m = sim.measure(20 * SECOND);
-        double best = sim.throughputAt(16);
-        assertThat(m[1]).as("throughput %.0f/s against %.0f at B: %s", m[1], best, sim.tail())
-                .isGreaterThan(0.94 * best);
-        assertThat(m[0]).as("mean limit: not at B, where it only adds latency; %s", sim.tail()).isBetween(6.0, 12.0);
-        assertThat(sim.limit.baselineNanos()).as("R0: one operation alone: %s", sim.changes).isBetween(10 * MS, 13 * MS);
+        double[] m = sim.measure(30 * SECOND);
+        assertThat(m[1]).as("throughput %.0f/s against the best static %.0f: %s", m[1], sim.bestStatic(), sim.tail())
+                .isGreaterThan(0.95 * sim.bestStatic());
+        assertThat(m[0]).as("mean limit, no collapse towards K: %s", sim.tail()).isGreaterThan(7.0);
     }
 
     @Test
-    void theStartCostsLittleThroughput() {
-        // The first seconds of a new barrier under overload: the first window at B, R₀ measured at the minimum (the
-        // drain, then thirty operations), then a window at B judged against it. The first cut's re-measurement
-        // stayed at the minimum for 700 ms at this start on PostgreSQL (a window of three contended holds).
-        var sim = new Simulation(16, 4, 10, 1.5, 12);
-        double[] first = sim.measure(2 * SECOND);
-        assertThat(first[1]).as("throughput over the first 2 s: %s", sim.changes).isGreaterThan(
-                0.9 * sim.throughputAt(8));
-        assertThat(sim.limit.baselineNanos()).as("R0 measured at the start: %s", sim.changes).isBetween(10 * MS, 13 * MS);
-        assertThat(sim.permits.limit()).as("judged against R0 by then: %s", sim.changes).isLessThan(16);
-    }
-
-    @Test
-    void whileAtTheMinimumToMeasureR0PredictionCountsOnTheDecidedLimit() {
-        // Predicting with the minimum refused callers that the decided limit, back a fraction of a second later,
-        // served in time (s4-mixed on PostgreSQL: every audited predicted refusal was served).
-        var sim = new Simulation(16, 4, 10, 1.5, 13);
-        sim.run(3 * SECOND);
-        int decided = sim.limit.level();
-        int remeasurements = 0;
-        for (int i = 0; i < 60_000 && remeasurements < 2; i++) { // 10 ms steps: 10 simulated minutes at most
-            sim.run(10 * MS);
-            if (sim.permits.limit() == sim.limit.min() && sim.limit.level() > sim.limit.min()) {
-                remeasurements++;
-                assertThat(sim.limit.predictionLimit()).as("during a measurement of R0").isEqualTo(
-                        sim.limit.level());
-                while (sim.permits.limit() == sim.limit.min()) {
-                    sim.run(10 * MS);
-                }
-            } else {
-                assertThat(sim.limit.predictionLimit()).as("otherwise, the limit in force").isEqualTo(
-                        sim.permits.limit());
-            }
-        }
-        assertThat(remeasurements).as("R0 measured again (decided %d at the start)", decided).isEqualTo(2);
-    }
-
-    @Test
-    void climbsFastWhereEveryAddedOperationAddsThroughput() {
-        // CPU-like: K = 12, hardly any overhead: the knee is sharp at 12. From L = 1 (say, after overload signals).
-        var sim = new Simulation(64, 12, 5, 0.2, 2);
-        sim.run(2 * SECOND);
-        sim.limit.forceForTest(1);
-        sim.run(3 * SECOND);
-        assertThat(sim.permits.limit()).as("3 s after: %s", sim.tail()).isGreaterThanOrEqualTo(11);
-        double[] m = sim.measure(10 * SECOND);
-        assertThat(m[0]).as("at most the hold's tolerance (twice the uncontended): %s", sim.tail()).isBetween(11.0,
-                26.0);
-        assertThat(m[1]).isGreaterThan(0.95 * sim.throughputAt(12));
-    }
-
-    @Test
-    void followsACapacityStepDownWithinTwoSecondsAndUpWithinFive() {
-        var sim = new Simulation(16, 8, 10, 0.5, 3);
+    void s1_comesDownWhereMoreInFlightOnlyThrashes() {
+        // CPU-like: K = 4 cores, each operation beyond them slows every one by 4 %: the most throughput is at 4-5.
+        var sim = new Simulation(16, 4, 5, 0.3, 2);
+        sim.thrash = 0.04;
         sim.run(10 * SECOND);
-        int high = sim.permits.limit();
+        double[] m = sim.measure(30 * SECOND);
+        assertThat(m[1]).as("throughput %.0f/s against the best static %.0f: %s", m[1], sim.bestStatic(), sim.tail())
+                .isGreaterThan(0.95 * sim.bestStatic());
+        assertThat(m[0]).as("mean limit: %s", sim.tail()).isLessThan(10.0);
+        assertThat(sim.throughputAt(16)).as("B itself would lose").isLessThan(0.8 * sim.bestStatic());
+    }
+
+    @Test
+    void s3_followsACapacityStep() {
+        // K = 8, then 2, then 8 (10 ms holds, 1 ms outside): at K = 2 fewer in flight complete as many, so L comes
+        // down, over tens of seconds (it only buys latency, which the queue and the ceiling bound); back at K = 8,
+        // more in flight pays again at once, and it goes back up within two seconds.
+        var sim = new Simulation(16, 8, 10, 1, 3);
+        sim.run(10 * SECOND);
         sim.capacity = 2;
-        sim.run(2 * SECOND);
-        // The new level: where the hold is back within tolerance, a quarter of the old one.
-        assertThat(sim.permits.limit()).as("2 s after the step down from %d: %s", high, sim.tail())
-                .isBetween((int) (high / 4 * 0.8), (int) Math.ceil(high / 4.0 * 1.2));
-        double[] low = sim.measure(8 * SECOND);
-        assertThat(low[0]).as("%s", sim.tail()).isBetween(high / 4 * 0.7, high / 4 * 1.3);
+        double[] low = sim.measure(10 * SECOND);
+        assertThat(low[1]).as("the first 10 s at K = 2: %s", sim.tail()).isGreaterThan(0.95 * sim.bestStatic());
+        sim.run(50 * SECOND);
+        assertThat(sim.limit.level()).as("a minute at K = 2, below B and no collapse below K: %s", sim.tail())
+                .isBetween(2, 15);
         sim.capacity = 8;
+        sim.run(2 * SECOND);
+        assertThat(sim.limit.level()).as("2 s after the step back up: %s", sim.tail()).isGreaterThanOrEqualTo(8);
+        double[] high = sim.measure(10 * SECOND);
+        // Past 8 in flight each step buys 1-2 % here (10 % of a hold outside the locks): below what a probe resolves,
+        // so it stops near K, 5 % short of B's throughput, the regret of not telling 2 % from noise.
+        assertThat(high[1]).as("back at K = 8: %s", sim.tail()).isGreaterThan(0.93 * sim.bestStatic());
+    }
+
+    @Test
+    void s4_mixedHoldsDoNotCollapseIt() {
+        // 9 in 10 operations hold a lock 2 ms, 1 in 10 for 100 ms, K = 4: no baseline of 30 operations to be fooled by.
+        var sim = new Simulation(16, 4, 2, 0.5, 4);
+        sim.longMs = 100;
         sim.run(5 * SECOND);
-        assertThat(sim.permits.limit()).as("5 s after the step up: %s", sim.tail()).isGreaterThanOrEqualTo(
-                (int) (high * 0.8));
+        double[] m = sim.measure(60 * SECOND);
+        assertThat(m[1]).as("throughput %.0f/s against the best static %.0f: %s", m[1], sim.bestStatic(), sim.tail())
+                .isGreaterThan(0.95 * sim.bestStatic());
+        assertThat(m[0]).as("mean limit: %s", sim.tail()).isGreaterThan(8.0);
     }
 
     @Test
-    void doesNotDriftDuringATenMinuteOverload() {
-        var sim = new Simulation(16, 4, 10, 1.5, 4);
+    void aPlanChangeThatMakesEveryOperationSlowerKeepsTheMostCompletions() {
+        var sim = new Simulation(16, 4, 5, 0.3, 10);
+        sim.thrash = 0.04;
+        sim.run(20 * SECOND);
+        sim.serviceMs = 10; // a plan change: twice the work at any concurrency
+        sim.run(10 * SECOND);
+        double[] m = sim.measure(20 * SECOND);
+        assertThat(m[1]).as("%s", sim.tail()).isGreaterThan(0.95 * sim.bestStatic());
+    }
+
+    @Test
+    void startsAtBAndTheProbesCostLittle() {
+        var sim = new Simulation(16, 16, 10, 1, 12);
+        assertThat(sim.permits.limit()).isEqualTo(16);
+        double[] m = sim.measure(20 * SECOND);
+        assertThat(m[1]).as("against B, where every operation pays: %s", sim.tail())
+                .isGreaterThan(0.97 * sim.throughputAt(16));
+    }
+
+    @Test
+    void staysOnTheTopThroughATenMinuteOverload() {
+        // Where throughput is nearly flat (s2 at 10-16 in flight), the level may wander across the top, now and then a
+        // step or two down the slope and back: each minute no collapse, over ten the completions of the best static B.
+        var sim = new Simulation(16, 4, 10, 1.5, 5);
         sim.run(30 * SECOND);
-        double early = sim.measure(60 * SECOND)[0];
-        sim.run(8 * 60 * SECOND);
-        double late = sim.measure(60 * SECOND)[0];
-        assertThat(late).as("%s", sim.tail()).isBetween(early * 0.9, early * 1.1);
+        double sum = 0;
+        for (int minute = 0; minute < 10; minute++) {
+            double[] m = sim.measure(60 * SECOND);
+            assertThat(m[1]).as("minute %d, no collapse: %s", minute, sim.tail()).isGreaterThan(0.92 * sim.bestStatic());
+            sum += m[1];
+        }
+        assertThat(sum / 10).as("ten minutes: %s", sim.tail()).isGreaterThan(0.95 * sim.bestStatic());
     }
 
     @Test
-    void slowOperationsStayNearTheirOptimumInsteadOfVisitingTheMinimum() {
-        // 500 ms operations, K = 8: the old controller spent a quarter of the time at L = 1.
-        var sim = new Simulation(8, 8, 500, 5, 5);
-        double[] m = sim.measure(120 * SECOND);
-        assertThat(m[0]).as("%s", sim.tail()).isGreaterThan(6.5);
-        assertThat(m[1]).isGreaterThan(0.9 * sim.throughputAt(8));
-    }
-
-    @Test
-    void whenEveryOperationGetsSlowerForGoodTheBaselineFollowsWithinTwoMinutes() {
-        var sim = new Simulation(16, 4, 10, 1.5, 10);
-        sim.run(30 * SECOND);
-        double before = sim.measure(10 * SECOND)[0];
-        sim.serviceMs = 20; // a plan change: twice the work at any concurrency
-        sim.overheadMs = 3;
-        sim.run(120 * SECOND);
-        assertThat(sim.limit.baselineNanos()).as("%s", sim.tail()).isBetween(19 * MS, 27 * MS);
-        assertThat(sim.measure(10 * SECOND)[0]).as("the same level: %s", sim.tail()).isBetween(before * 0.8,
-                before * 1.25);
-    }
-
-    @Test
-    void remeasuringTheBaselineCostsAFewPercentOfTheTimeWhateverTheHold() {
-        for (double serviceMs : new double[] {10, 250, 1_000, 2_000}) {
+    void slowOperationsStayNearTheirOptimum() {
+        for (double serviceMs : new double[] {250, 1_000, 2_000}) {
             var sim = new Simulation(8, 8, serviceMs, serviceMs / 100, 11);
             sim.run(20 * SECOND);
             double[] m = sim.measure(300 * SECOND);
@@ -255,16 +255,31 @@ class AdaptiveLimitModelTest {
     }
 
     @Test
+    void whileAProbeBelowTheLevelRunsPredictionCountsOnTheLevel() {
+        var sim = new Simulation(16, 4, 5, 0.3, 13);
+        sim.thrash = 0.04;
+        int probesBelow = 0;
+        for (int i = 0; i < 3_000; i++) { // 10 ms steps: 30 simulated seconds
+            sim.run(10 * MS);
+            assertThat(sim.limit.predictionLimit()).isEqualTo(Math.max(sim.permits.limit(), sim.limit.level()));
+            if (sim.permits.limit() < sim.limit.level()) {
+                probesBelow++;
+            }
+        }
+        assertThat(probesBelow).as("probes below the level ran").isPositive();
+    }
+
+    @Test
     void overloadSignalsCutTheLimitButAStrayOneDoesNot() {
         var sim = new Simulation(16, 16, 5, 0.2, 6);
         sim.run(5 * SECOND);
-        int before = sim.permits.limit();
+        int before = sim.limit.level();
         sim.signalEvery = 1_000; // one in a thousand: a query at the margin of its deadline
         sim.run(5 * SECOND);
-        assertThat(sim.permits.limit()).as("%s", sim.tail()).isGreaterThanOrEqualTo(before - 4);
+        assertThat(sim.limit.level()).as("%s", sim.tail()).isGreaterThanOrEqualTo(before - 4);
         sim.signalEvery = 4; // a saturated pool or PgBouncer
         sim.run(2 * SECOND);
-        assertThat(sim.permits.limit()).as("%s", sim.tail()).isLessThanOrEqualTo(3);
+        assertThat(sim.limit.level()).as("%s", sim.tail()).isLessThanOrEqualTo(3);
     }
 
     @Test
@@ -288,7 +303,7 @@ class AdaptiveLimitModelTest {
         sim.run(3 * SECOND);
         // Three of the operations in flight never end (leases never closed): their permits stay held.
         var stuck = new ArrayList<long[]>();
-        for (int i = 0; i < 3; i++) {
+        while (stuck.size() < 3 && !sim.inflight.isEmpty()) {
             stuck.add(sim.inflight.poll());
         }
         for (long[] op : stuck) {

@@ -36,8 +36,6 @@ public final class BulkheadMeterNames {
 
     /** Gauge: L, how many operations may hold an execution permit now (B unless the workload is adaptive). */
     public static final String LIMIT = "db.bulkhead.limit";
-    /** Gauge, adaptive workloads only: the baseline permit hold time (without a queue in the database), seconds. */
-    public static final String LIMIT_BASELINE = "db.bulkhead.limit.baseline";
     /** Gauge, predictive or adaptive workloads only: the recent average permit hold time, seconds. */
     public static final String HOLD_RECENT = "db.bulkhead.hold.recent";
     /** Gauge, predictive workloads only: the wait a caller arriving now would be expected to have, seconds. */

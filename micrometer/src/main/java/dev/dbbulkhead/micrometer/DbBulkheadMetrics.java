@@ -7,7 +7,6 @@ import static dev.dbbulkhead.micrometer.BulkheadMeterNames.EXECUTING;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.HOLD_RECENT;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.LIMIT;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.LEAKS_SUSPECTED;
-import static dev.dbbulkhead.micrometer.BulkheadMeterNames.LIMIT_BASELINE;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.OPERATIONS;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.OUTCOME;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.PENDING;
@@ -95,10 +94,6 @@ public final class DbBulkheadMetrics implements BulkheadListener {
             FunctionCounter.builder(RECLAIMED, w, Workload::reclaimed).description("leases and queued callers "
                     + "reclaimed because their thread ended without giving their permits back").tags(tags)
                     .baseUnit("leases").register(registry);
-            if (w.adaptive()) {
-                seconds(LIMIT_BASELINE, "baseline permit hold time of the adaptive limit", w,
-                        x -> x.baselineHoldTime().toNanos() / 1e9, tags);
-            }
             if (w.predictive() || w.adaptive()) {
                 seconds(HOLD_RECENT, "recent average permit hold time", w, x -> x.recentHoldTime().toNanos() / 1e9,
                         tags);

@@ -67,10 +67,12 @@ final class CapacityGates {
     static final String DEADLINE = "deadline";
     /** {@link QueuePolicy#DEADLINE_NEWEST_FIRST}, Q = 64 B. */
     static final String DEADLINE_NEWEST = "deadline-newest";
+    /** The deadline queue with the adaptive limit behind it. */
+    static final String DEADLINE_ADAPTIVE = "deadline-adaptive";
     /** What the documentation recommends: {@link WorkloadConfig#recommended}. */
     static final String RECOMMENDED = "recommended";
     static final java.util.List<String> ALL = java.util.List.of(POOL_ONLY, STATIC, FIXED, ADAPTIVE, GRADIENT2, VEGAS,
-            AIMD, FIFO_DEEP, DEADLINE, DEADLINE_NEWEST, RECOMMENDED);
+            AIMD, FIFO_DEEP, DEADLINE, DEADLINE_NEWEST, DEADLINE_ADAPTIVE, RECOMMENDED);
     /** The share of predicted refusals that the adaptive configuration admits anyway, to count the false ones. */
     static final double AUDIT = 0.02;
 
@@ -107,6 +109,8 @@ final class CapacityGates {
             case DEADLINE, DEADLINE_NEWEST -> audited(pool, label, WorkloadConfig.recommended("w", concurrent).toBuilder()
                     .queue(label.equals(DEADLINE) ? QueuePolicy.DEADLINE : QueuePolicy.DEADLINE_NEWEST_FIRST)
                     .predictionAudit(AUDIT).build());
+            case DEADLINE_ADAPTIVE -> audited(pool, label, WorkloadConfig.recommended("w", concurrent).toBuilder()
+                    .adaptiveLimitMin(1).predictionAudit(AUDIT).build());
             case RECOMMENDED -> audited(pool, label, WorkloadConfig.recommended("w", concurrent).toBuilder()
                     .predictionAudit(AUDIT).build());
             // Netflix's defaults (initial 20, Gradient2's min 20) exceed a database pool: min 1, max B, initial B/2.
