@@ -64,7 +64,8 @@ public final class DbBulkhead {
         this.name = b.name;
         this.source = b.source;
         var options = new Barrier.Options(b.name, b.source, List.copyOf(b.listeners), b.nanoClock,
-                b.statementTimeouts, b.lockTimeouts, b.leakThreshold, new RejectionFactory(b.rejectionStackTraces));
+                b.statementTimeouts, b.lockTimeouts, b.leakThreshold, new RejectionFactory(b.rejectionStackTraces),
+                b.arbitrated);
         var map = new LinkedHashMap<String, Workload>();
         for (Workload w : Barrier.workloads(options, List.copyOf(b.workloads.values()), LOG)) {
             map.put(w.name(), w);
@@ -191,6 +192,9 @@ public final class DbBulkhead {
         private final List<BulkheadListener> listeners = new ArrayList<>();
         private String name = "db";
         private int poolSize = -1;
+        private int sharedLimit = -1;
+        /** The shared limit the workloads are arbitrated under, once checked; 0: none (no elastic workload). */
+        private int arbitrated;
         private LongSupplier nanoClock = System::nanoTime;
         private boolean statementTimeouts = true;
         private boolean lockTimeouts;
@@ -239,6 +243,16 @@ public final class DbBulkhead {
          */
         public Builder poolSize(int poolSize) {
             this.poolSize = check(poolSize >= 1, Setting.POOL_SIZE, poolSize, "must be >= 1");
+            return this;
+        }
+
+        /**
+         * The most operations of all the workloads in flight at once, which an {@link Priority#ELASTIC} workload shares
+         * with the regular ones; default the pool size. At most the pool size, and at least the regular workloads' B
+         * added up plus one for each elastic workload (its floor).
+         */
+        public Builder sharedLimit(int sharedLimit) {
+            this.sharedLimit = check(sharedLimit >= 1, Setting.SHARED_LIMIT, sharedLimit, "must be >= 1");
             return this;
         }
 
@@ -338,6 +352,15 @@ public final class DbBulkhead {
 
         private void checkPoolSize(boolean strict) {
             int pool = poolSize > 0 ? poolSize : PoolSizes.maximumPoolSize(source);
+            if (workloads.values().stream().anyMatch(w -> w.priority() == Priority.ELASTIC)) {
+                arbitrated = checkSharedLimit(pool);
+                return;
+            }
+            if (sharedLimit > 0 && pool > 0 && sharedLimit > pool) {
+                throw new InvalidSettingException(null, Setting.SHARED_LIMIT, sharedLimit, "must be <= the pool size "
+                        + pool);
+            }
+            pool = sharedLimit > 0 ? sharedLimit : pool;
             long sum = workloads.values().stream().mapToLong(WorkloadConfig::concurrent).sum();
             if (pool <= 0) {
                 if (strict) {
@@ -355,6 +378,34 @@ public final class DbBulkhead {
                         + "in the barrier; lower concurrent to at most {2}", name, sum, pool,
                         source.getClass().getName(), sum - pool);
             }
+        }
+
+        /**
+         * With an elastic workload: the shared limit (given, or the pool size) must be known and fit in the pool, and
+         * leave room for the regular workloads' B and one permit per elastic workload.
+         */
+        private int checkSharedLimit(int pool) {
+            int limit = sharedLimit > 0 ? sharedLimit : pool;
+            check(limit > 0, Setting.SHARED_LIMIT, "unknown", "must be given (sharedLimit or poolSize) when a workload "
+                    + "is elastic: it is what the elastic workloads share with the regular ones");
+            check(pool <= 0 || limit <= pool, Setting.SHARED_LIMIT, limit, "must be <= the pool size " + pool);
+            long regular = 0;
+            int elastic = 0;
+            for (var w : workloads.values()) {
+                if (w.priority() == Priority.ELASTIC) {
+                    elastic++;
+                    if (w.concurrent() > limit) {
+                        throw new InvalidSettingException(w.name(), Setting.CONCURRENT, w.concurrent(),
+                                "must be <= the shared limit " + limit + " of db-bulkhead '" + name + "'");
+                    }
+                } else {
+                    regular += w.concurrent();
+                }
+            }
+            check(regular + elastic <= limit, Setting.SHARED_LIMIT, limit, "of db-bulkhead '" + name + "' must be at "
+                    + "least the regular workloads' concurrent added up and one for each elastic workload, " + regular
+                    + " + " + elastic + " " + describe() + " (lower them, or raise the shared limit and the pool)");
+            return limit;
         }
 
         private void warnUselessExtraSlots() {

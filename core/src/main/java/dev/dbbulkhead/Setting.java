@@ -12,6 +12,8 @@ public enum Setting {
     NAME("name", false),
     /** Its pool's size, also when the workloads' {@code concurrent} add up to more than it. */
     POOL_SIZE("poolSize", false),
+    /** The most operations of all workloads in flight at once. */
+    SHARED_LIMIT("sharedLimit", false),
     /** Leak detection's threshold. */
     LEAK_DETECTION_THRESHOLD("leakDetectionThreshold", false),
     /** The queue wait of {@link DbBulkhead.Builder#sizingHint}. */
@@ -26,6 +28,8 @@ public enum Setting {
     EXTRA_SLOTS("extraSlots", true),
     /** How the queue admits and serves waiting callers. */
     QUEUE("queue", true),
+    /** How the workload shares the database with the barrier's others. */
+    PRIORITY("priority", true),
     /** Predictive rejection. */
     PREDICTIVE_REJECTION("predictiveRejection", true),
     /** The share of predicted refusals admitted anyway, to audit them. */

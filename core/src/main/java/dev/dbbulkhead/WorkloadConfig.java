@@ -23,6 +23,7 @@ public final class WorkloadConfig {
     private final int concurrent;
     private final int extraSlots;
     private final QueuePolicy queue;
+    private final Priority priority;
     private final boolean predictiveRejection;
     private final double predictionAudit;
     private final int adaptiveLimitMin;
@@ -33,6 +34,7 @@ public final class WorkloadConfig {
         this.concurrent = b.concurrent;
         this.extraSlots = b.extraSlots;
         this.queue = b.queue;
+        this.priority = b.priority;
         this.predictiveRejection = b.predictiveRejection;
         this.predictionAudit = b.predictionAudit;
         this.adaptiveLimitMin = b.adaptiveLimitMin;
@@ -69,6 +71,7 @@ public final class WorkloadConfig {
         b.concurrent = concurrent;
         b.extraSlots = extraSlots;
         b.queue = queue;
+        b.priority = priority;
         b.predictiveRejection = predictiveRejection;
         b.predictionAudit = predictionAudit;
         b.adaptiveLimitMin = adaptiveLimitMin;
@@ -94,6 +97,11 @@ public final class WorkloadConfig {
     /** How the queue admits and serves waiting callers; {@link QueuePolicy#FIFO} by default. */
     public QueuePolicy queue() {
         return queue;
+    }
+
+    /** How the workload shares the database with the barrier's others; {@link Priority#REGULAR} by default. */
+    public Priority priority() {
+        return priority;
     }
 
     /** Whether a caller whose expected wait exceeds what it may wait is refused at once: set, or a DEADLINE queue. */
@@ -124,14 +132,15 @@ public final class WorkloadConfig {
     @Override
     public boolean equals(Object o) {
         return o instanceof WorkloadConfig c && c.name.equals(name) && c.concurrent == concurrent
-                && c.extraSlots == extraSlots && c.queue == queue && c.predictiveRejection == predictiveRejection
+                && c.extraSlots == extraSlots && c.queue == queue && c.priority == priority
+                && c.predictiveRejection == predictiveRejection
                 && c.predictionAudit == predictionAudit && c.adaptiveLimitMin == adaptiveLimitMin
                 && Objects.equals(c.adaptiveLatencyTarget, adaptiveLatencyTarget);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(name, concurrent, extraSlots, queue, predictiveRejection, predictionAudit, adaptiveLimitMin,
+        return Objects.hash(name, concurrent, extraSlots, queue, priority, predictiveRejection, predictionAudit, adaptiveLimitMin,
                 adaptiveLatencyTarget);
     }
 
@@ -139,6 +148,7 @@ public final class WorkloadConfig {
     public String toString() {
         return "WorkloadConfig[" + name + ": concurrent=" + concurrent + ", extraSlots=" + extraSlots
                 + (queue != QueuePolicy.FIFO ? ", queue=" + queue : "")
+                + (priority != Priority.REGULAR ? ", priority=" + priority : "")
                 + (predictiveRejection ? ", predictiveRejection" + (predictionAudit > 0 ? " (audit "
                         + predictionAudit + ")" : "") : "")
                 + (adaptive() ? ", adaptiveLimitMin=" + adaptiveLimitMin : "")
@@ -154,6 +164,7 @@ public final class WorkloadConfig {
         private int concurrent;
         private int extraSlots;
         private QueuePolicy queue = QueuePolicy.FIFO;
+        private Priority priority = Priority.REGULAR;
         private boolean predictiveRejection;
         private double predictionAudit;
         private int adaptiveLimitMin;
@@ -181,6 +192,16 @@ public final class WorkloadConfig {
         /** How the queue admits and serves waiting callers; default {@link QueuePolicy#FIFO}, the article's. */
         public Builder queue(QueuePolicy queue) {
             this.queue = check(queue != null, Setting.QUEUE, queue, "must not be null");
+            return this;
+        }
+
+        /**
+         * How the workload shares the database with the barrier's others: {@link Priority#REGULAR} (the default) or
+         * {@link Priority#ELASTIC} (background work that gets what the regular workloads leave, while they show no
+         * congestion, at least one permit).
+         */
+        public Builder priority(Priority priority) {
+            this.priority = check(priority != null, Setting.PRIORITY, priority, "must not be null");
             return this;
         }
 

@@ -3,6 +3,7 @@ package dev.dbbulkhead.internal;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.SplittableRandom;
+import java.util.function.IntConsumer;
 
 /**
  * A workload's adaptive limit L, between a minimum and B: the machinery around its algorithm ({@link GoodputLimit}).
@@ -70,6 +71,8 @@ final class AdaptiveLimit {
     }
 
     private final Permits permits;
+    /** Applies the level decided (its workload takes the lower of it and what the barrier's arbiter allows). */
+    private final IntConsumer apply;
     private final int max;
     /** The latency ceiling set by the user, in nanoseconds; 0: half of the callers' budget. */
     private final long target;
@@ -107,8 +110,10 @@ final class AdaptiveLimit {
      * @param targetNanos the latency ceiling, or 0 for half of what the callers' deadlines allow
      * @param seed the seed of the probes' jitter
      */
-    AdaptiveLimit(Permits permits, int min, int max, long targetNanos, long now, long seed, Changes changes) {
+    AdaptiveLimit(Permits permits, IntConsumer apply, int min, int max, long targetNanos, long now, long seed,
+            Changes changes) {
         this.permits = permits;
+        this.apply = apply;
         this.max = max;
         this.target = targetNanos;
         this.changes = changes;
@@ -201,7 +206,7 @@ final class AdaptiveLimit {
         }
         level = rule.level();
         if (next != permits.limit()) {
-            permits.limit(next);
+            apply.accept(next);
         }
         if (cause != null && level != from) {
             changes.changed(from, level, cause, latency);
@@ -223,7 +228,7 @@ final class AdaptiveLimit {
     void forceForTest(int to) {
         rule.forceForTest(to);
         level = to;
-        permits.limit(to);
+        apply.accept(to);
     }
 
     /**

@@ -4,6 +4,7 @@ import dev.dbbulkhead.BulkheadRejectedException;
 import dev.dbbulkhead.Deadline;
 import dev.dbbulkhead.DeadlineExceededException.Stage;
 import dev.dbbulkhead.Outcome;
+import dev.dbbulkhead.Priority;
 import dev.dbbulkhead.RejectionReason;
 import dev.dbbulkhead.Workload;
 import dev.dbbulkhead.WorkloadConfig;
@@ -28,7 +29,8 @@ import java.util.concurrent.ThreadLocalRandom;
  */
 final class Admission implements PermitLease.Owner {
     /** What a workload's admission shares with the barrier's other workloads. */
-    record Shared(String bulkhead, Frames frames, Telemetry telemetry, Rejections rejections, long leakThresholdNanos) {}
+    record Shared(String bulkhead, Frames frames, Telemetry telemetry, Rejections rejections, long leakThresholdNanos,
+            boolean arbitrated) {}
 
     /** How an admission ended: a lease holding both permits, or a refusal that nothing is held for. */
     private sealed interface Result {}
@@ -53,6 +55,8 @@ final class Admission implements PermitLease.Owner {
     private final Frames frames;
     private final Telemetry telemetry;
     private final Rejections rejections;
+    /** This workload's place under the barrier's arbiter; null when the barrier has no elastic workload. */
+    private final Arbiter.Member member;
     /** Leak detection for callers' leases; null when off. */
     private final Leaks leaks;
     private volatile long leasesReclaimed;
@@ -61,12 +65,14 @@ final class Admission implements PermitLease.Owner {
         this.workload = workload;
         this.bulkhead = shared.bulkhead();
         this.permits = new Permits(config.concurrent(), config.extraSlots());
+        this.member = shared.arbitrated() ? new Arbiter.Member(permits, config.priority() == Priority.ELASTIC) : null;
         this.audit = config.predictionAudit();
         this.frames = shared.frames();
         this.telemetry = shared.telemetry();
         this.rejections = shared.rejections();
         this.leaks = shared.leakThresholdNanos() > 0 ? new Leaks(shared.leakThresholdNanos(), telemetry) : null;
-        this.adaptive = !config.adaptive() ? null : new AdaptiveLimit(permits, config.adaptiveLimitMin(),
+        this.adaptive = !config.adaptive() ? null : new AdaptiveLimit(permits, this::applyLimit,
+                config.adaptiveLimitMin(),
                 config.concurrent(), config.adaptiveLatencyTarget().map(Nanos::of).orElse(0L), telemetry.now(),
                 ThreadLocalRandom.current().nextLong(), (from, to, cause, latency) -> telemetry.limitChanged(workload,
                         from, to, cause, latency));
@@ -75,6 +81,25 @@ final class Admission implements PermitLease.Owner {
         if (adaptive != null) {
             Ticker.start(this);
         }
+        if (member != null) {
+            member.onCap(() -> applyLimit(adaptive == null ? permits.concurrent() : adaptive.level()));
+        }
+    }
+
+    /**
+     * Sets the limit in force: {@code level} (the adaptive limit's, or B), at most what the barrier's arbiter allows.
+     * Called on the barrier's scheduler thread (and once while the barrier is built), one call at a time.
+     */
+    private void applyLimit(int level) {
+        int limit = member == null ? level : Math.min(level, member.cap);
+        if (limit != permits.limit()) {
+            permits.limit(limit);
+        }
+    }
+
+    /** This workload's place under the barrier's arbiter, or null. */
+    Arbiter.Member member() {
+        return member;
     }
 
     /**
@@ -149,7 +174,8 @@ final class Admission implements PermitLease.Owner {
 
     /** Whether admitting {@code lease} reads the clock: to report, to leak-watch, to bound a wait, to estimate. */
     private boolean measured(PermitLease lease) {
-        return lease.timed() || lease.forCaller() || lease.deadlineOrNull() != null || drain != null;
+        return lease.timed() || lease.forCaller() || lease.deadlineOrNull() != null || drain != null
+                || member != null;
     }
 
     /** The steps of an admission that measures: its budget, the prediction, the permits, and the wait for one. */
@@ -316,7 +342,7 @@ final class Admission implements PermitLease.Owner {
      */
     @Override
     public void release(PermitLease lease) {
-        if (drain == null && lease.watch == null && !(lease.forCaller() && lease.timed())) {
+        if (drain == null && member == null && lease.watch == null && !(lease.forCaller() && lease.timed())) {
             permits.exit(lease); // nothing to measure or report
             return;
         }
@@ -325,13 +351,16 @@ final class Admission implements PermitLease.Owner {
 
     private void releaseMeasured(PermitLease lease) {
         boolean report = lease.forCaller() && lease.timed();
-        long now = report || drain != null || lease.watch != null ? telemetry.now() : 0;
+        long now = report || drain != null || member != null || lease.watch != null ? telemetry.now() : 0;
         long held = now - lease.grantedAt();
         if (report) {
             telemetry.finished(workload, Outcome.RELEASED, lease.permitWaitNanos(), 0, held, 0);
         }
         permits.exit(lease);
         boolean suspected = lease.watch != null && lease.watch.closed(held);
+        if (member != null && !suspected) {
+            member.held(held);
+        }
         if (drain != null && !suspected) {
             drain.record(held, now);
             if (adaptive != null) {

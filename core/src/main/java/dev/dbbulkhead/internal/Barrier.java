@@ -15,15 +15,17 @@ import javax.sql.DataSource;
 
 /**
  * The internals of one barrier, built once from what its builder checked: the telemetry, the per-thread frames and
- * the transaction runner its workloads share, and one {@link Workload} per {@link WorkloadConfig}. The only door from
- * the API package into this one.
+ * the transaction runner its workloads share, one {@link Workload} per {@link WorkloadConfig}, and, when one of them is
+ * elastic, the {@link Arbiter} that shares the barrier's limit between them. The only door from the API package into
+ * this one.
  */
 public final class Barrier {
     private Barrier() {}
 
     /** The barrier-wide settings, as its builder checked them. */
     public record Options(String name, DataSource source, List<BulkheadListener> listeners, LongSupplier clock,
-            boolean statementTimeouts, boolean lockTimeouts, Duration leakThreshold, Rejections rejections) {}
+            boolean statementTimeouts, boolean lockTimeouts, Duration leakThreshold, Rejections rejections,
+            int sharedLimit) {}
 
     /** The workloads of a barrier, in the order of {@code configs}. */
     public static List<Workload> workloads(Options options, List<WorkloadConfig> configs, Logger log) {
@@ -35,12 +37,16 @@ public final class Barrier {
         var runner = new TransactionRunner(options.source(), telemetry, options.statementTimeouts(),
                 options.lockTimeouts());
         var shared = new Admission.Shared(options.name(), new Frames(), telemetry, options.rejections(),
-                Nanos.of(options.leakThreshold()));
-        var workloads = new ArrayList<Workload>(configs.size());
+                Nanos.of(options.leakThreshold()), options.sharedLimit() > 0);
+        var workloads = new ArrayList<WorkloadImpl>(configs.size());
         for (WorkloadConfig config : configs) {
             workloads.add(new WorkloadImpl(config, shared, runner));
         }
-        return workloads;
+        if (options.sharedLimit() > 0) {
+            var members = workloads.stream().map(WorkloadImpl::member).toList();
+            Arbiter.start(new Arbiter(options.sharedLimit(), members, telemetry.now()), telemetry.clock());
+        }
+        return List.copyOf(workloads);
     }
 
     private static void initialised(Object... classes) {

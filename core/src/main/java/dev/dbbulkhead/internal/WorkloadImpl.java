@@ -76,6 +76,11 @@ final class WorkloadImpl implements Workload {
         return admission.admit(null, deadline, true);
     }
 
+    /** This workload's place under the barrier's arbiter, or null. */
+    Arbiter.Member member() {
+        return admission.member();
+    }
+
     @Override
     public WorkloadConfig config() {
         return config;

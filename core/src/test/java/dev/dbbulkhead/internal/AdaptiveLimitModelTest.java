@@ -60,7 +60,7 @@ class AdaptiveLimitModelTest {
             this.serviceMs = serviceMs;
             this.overheadMs = overheadMs;
             this.random = new Random(seed);
-            this.limit = new AdaptiveLimit(permits, 1, max, 0, now, seed, (from, to, cause, latency) ->
+            this.limit = new AdaptiveLimit(permits, permits::limit, 1, max, 0, now, seed, (from, to, cause, latency) ->
                     changes.add(now / MS + " ms: " + from + " -> " + to + " (" + cause + ")"));
         }
 

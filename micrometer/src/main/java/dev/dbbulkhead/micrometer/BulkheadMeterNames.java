@@ -36,6 +36,11 @@ public final class BulkheadMeterNames {
 
     /** Gauge: L, how many operations may hold an execution permit now (B unless the workload is adaptive). */
     public static final String LIMIT = "db.bulkhead.limit";
+    /**
+     * Gauge, elastic workloads only: 1 while the workload is held to its floor of one permit (the regular workloads
+     * are congested, or leave no more of the shared limit), else 0.
+     */
+    public static final String ELASTIC_AT_FLOOR = "db.bulkhead.elastic.at_floor";
     /** Gauge, predictive or adaptive workloads only: the recent average permit hold time, seconds. */
     public static final String HOLD_RECENT = "db.bulkhead.hold.recent";
     /** Gauge, predictive workloads only: the wait a caller arriving now would be expected to have, seconds. */
@@ -67,6 +72,8 @@ public final class BulkheadMeterNames {
     public static final String BULKHEAD = "bulkhead";
     /** Tag: the workload's name. */
     public static final String WORKLOAD = "workload";
+    /** Tag: the workload's priority, {@code regular} or {@code elastic}: every meter per class by this tag. */
+    public static final String PRIORITY = "priority";
     /** Tag: admission_full, queue_timeout, deadline, interrupted. */
     public static final String REASON = "reason";
     /** Tag: committed, rolled_back, outcome_unknown, no_connection. */

@@ -3,6 +3,7 @@ package dev.dbbulkhead.micrometer;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.BULKHEAD;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.CONNECTION_USE;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.CONNECTION_WAIT;
+import static dev.dbbulkhead.micrometer.BulkheadMeterNames.ELASTIC_AT_FLOOR;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.EXECUTING;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.HOLD_RECENT;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.LIMIT;
@@ -16,6 +17,7 @@ import static dev.dbbulkhead.micrometer.BulkheadMeterNames.PERMIT_WAIT;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.OVERLOAD_SIGNALS;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.POOL_TIMEOUTS;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.PREDICTION_AUDITS;
+import static dev.dbbulkhead.micrometer.BulkheadMeterNames.PRIORITY;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.REASON;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.RECLAIMED;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.REJECTIONS;
@@ -28,6 +30,7 @@ import static dev.dbbulkhead.micrometer.BulkheadMeterNames.WORKLOAD;
 import dev.dbbulkhead.BulkheadListener;
 import dev.dbbulkhead.DbBulkhead;
 import dev.dbbulkhead.Outcome;
+import dev.dbbulkhead.Priority;
 import dev.dbbulkhead.RejectionReason;
 import dev.dbbulkhead.Workload;
 import io.micrometer.core.instrument.Counter;
@@ -94,6 +97,10 @@ public final class DbBulkheadMetrics implements BulkheadListener {
             FunctionCounter.builder(RECLAIMED, w, Workload::reclaimed).description("leases and queued callers "
                     + "reclaimed because their thread ended without giving their permits back").tags(tags)
                     .baseUnit("leases").register(registry);
+            if (w.config().priority() == Priority.ELASTIC) {
+                gauge(ELASTIC_AT_FLOOR, "1 while the elastic workload is held to its floor of one permit", w,
+                        x -> x.limit() <= 1 ? 1 : 0, tags);
+            }
             if (w.predictive() || w.adaptive()) {
                 seconds(HOLD_RECENT, "recent average permit hold time", w, x -> x.recentHoldTime().toNanos() / 1e9,
                         tags);
@@ -115,7 +122,8 @@ public final class DbBulkheadMetrics implements BulkheadListener {
     }
 
     private Tags tags(Workload w) {
-        return extraTags.and(BULKHEAD, w.bulkheadName(), WORKLOAD, w.name());
+        return extraTags.and(BULKHEAD, w.bulkheadName(), WORKLOAD, w.name(), PRIORITY,
+                w.config().priority().name().toLowerCase(Locale.ROOT));
     }
 
     private Meters meters(Workload w) {

@@ -9,6 +9,7 @@ import dev.dbbulkhead.AdmissionFullException;
 import dev.dbbulkhead.DbBulkhead;
 import dev.dbbulkhead.Deadline;
 import dev.dbbulkhead.DeadlineExceededException;
+import dev.dbbulkhead.Priority;
 import dev.dbbulkhead.QueueTimeoutException;
 import dev.dbbulkhead.WorkloadConfig;
 import dev.dbbulkhead.testkit.FaultyDataSource;
@@ -172,8 +173,18 @@ class DbBulkheadMetricsTest {
         }
         assertThat(registry.find(BulkheadMeterNames.HOLD_RECENT).tags("workload", "other").gauge()).isNull();
         assertThat(gauge(BulkheadMeterNames.LIMIT)).as("fixed: L = B").isEqualTo(1);
-        assertThat(registry.find(BulkheadMeterNames.HOLD_RECENT).gauge()).as("neither predictive nor adaptive")
-                .isNull();
+        assertThat(registry.find(BulkheadMeterNames.ELASTIC_AT_FLOOR).gauge()).as("not elastic").isNull();
+        assertThat(registry.find(BulkheadMeterNames.LIMIT).tag(BulkheadMeterNames.PRIORITY, "regular").gauge())
+                .as("every meter carries the workload's priority").isNotNull();
+    }
+
+    @Test
+    void anElasticWorkloadShowsWhenItIsHeldToItsFloor() {
+        metrics.bind(DbBulkhead.builder(pool).name("orders-db").listener(metrics).poolSize(4)
+                .workload(WorkloadConfig.builder("interactive").concurrent(3).build())
+                .workload(WorkloadConfig.builder("batch").concurrent(2).priority(Priority.ELASTIC).build()).build());
+        assertThat(registry.find(BulkheadMeterNames.ELASTIC_AT_FLOOR).tag(BulkheadMeterNames.PRIORITY, "elastic")
+                .gauge().value()).as("elastic work starts at its floor").isEqualTo(1);
     }
 
     @Test

@@ -1,5 +1,6 @@
 package dev.dbbulkhead.spring;
 
+import dev.dbbulkhead.Priority;
 import dev.dbbulkhead.QueuePolicy;
 import dev.dbbulkhead.WorkloadConfig;
 import java.time.Duration;
@@ -38,9 +39,14 @@ public class DbBulkheadProperties {
      */
     private Duration leakDetectionThreshold = Duration.ZERO;
     /**
+     * The most operations of all workloads in flight at once, which elastic workloads share with the regular ones.
+     * Default: the pool's maximum size.
+     */
+    private Integer sharedLimit;
+    /**
      * The workloads, by name: each with concurrent (B: how many may hold a connection at once; required),
      * extra-slots (Q: how many more may wait; default 0), queue (fifo, the default, or deadline: admission bounded by
-     * the callers' deadlines, with Q only a memory cap), queue-wait (default 100ms), deadline (none by default),
+     * the callers' deadlines, with Q only a memory cap), priority (regular, the default, or elastic), queue-wait (default 100ms), deadline (none by default),
      * predictive-rejection (default false), prediction-audit (none), adaptive-limit-min (none: a fixed limit),
      * adaptive-latency-target (half of what deadlines allow) and allow-requires-new (default
      * false). Without any, one workload named 'default' with concurrent and extra-slots both the pool's size.
@@ -64,6 +70,12 @@ public class DbBulkheadProperties {
          * only a memory cap; load beyond what it serves is shed at once).
          */
         private QueuePolicy queue = QueuePolicy.FIFO;
+        /**
+         * How the workload shares the database with the others: regular (admitted up to its concurrent, first) or
+         * elastic (background work: what the regular workloads leave of db-bulkhead.shared-limit, while they show no
+         * congestion, at least one permit).
+         */
+        private Priority priority = Priority.REGULAR;
         /** How long an operation may wait for an execution permit. */
         private Duration queueWait = DbBulkheadSettings.DEFAULT_QUEUE_WAIT;
         /** A deadline started at admission: bounds the permit wait and, in AdmittedTransactionTemplate, the
@@ -93,7 +105,7 @@ public class DbBulkheadProperties {
          */
         WorkloadConfig config(String name) {
             var config = WorkloadConfig.builder(name).concurrent(concurrent)
-                    .extraSlots(extraSlots == null ? 0 : extraSlots).queue(queue)
+                    .extraSlots(extraSlots == null ? 0 : extraSlots).queue(queue).priority(priority)
                     .predictiveRejection(predictiveRejection);
             if (predictionAudit != null) {
                 config.predictionAudit(predictionAudit);
@@ -105,6 +117,14 @@ public class DbBulkheadProperties {
                 config.adaptiveLatencyTarget(adaptiveLatencyTarget);
             }
             return config.build();
+        }
+
+        public Priority getPriority() {
+            return priority;
+        }
+
+        public void setPriority(Priority priority) {
+            this.priority = priority;
         }
 
         public QueuePolicy getQueue() {
@@ -242,6 +262,14 @@ public class DbBulkheadProperties {
 
     public void setLeakDetectionThreshold(Duration leakDetectionThreshold) {
         this.leakDetectionThreshold = leakDetectionThreshold;
+    }
+
+    public Integer getSharedLimit() {
+        return sharedLimit;
+    }
+
+    public void setSharedLimit(Integer sharedLimit) {
+        this.sharedLimit = sharedLimit;
     }
 
     public boolean isAllowOpenInView() {

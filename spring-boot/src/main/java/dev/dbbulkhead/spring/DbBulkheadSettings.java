@@ -58,9 +58,11 @@ public final class DbBulkheadSettings {
     private final boolean allowOpenInView;
     private final int poolSize;
     private final Duration leakDetectionThreshold;
+    private final Integer sharedLimit;
 
     private DbBulkheadSettings(String name, Map<String, WorkloadSettings> workloads, String defaultWorkload,
-            boolean allowOpenInView, int poolSize, Duration leakDetectionThreshold) {
+            boolean allowOpenInView, int poolSize, Duration leakDetectionThreshold, Integer sharedLimit) {
+        this.sharedLimit = sharedLimit;
         this.name = name;
         this.workloads = workloads;
         this.defaultWorkload = defaultWorkload;
@@ -86,7 +88,8 @@ public final class DbBulkheadSettings {
         retryAfter(properties.getWeb().getRetryAfter());
         Duration leaks = properties.getLeakDetectionThreshold();
         return new DbBulkheadSettings(properties.getName(), Collections.unmodifiableMap(workloads), defaultWorkload,
-                properties.isAllowOpenInView(), poolSize, leaks == null ? Duration.ZERO : leaks);
+                properties.isAllowOpenInView(), poolSize, leaks == null ? Duration.ZERO : leaks,
+                properties.getSharedLimit());
     }
 
     /** The web answer's Retry-After: more than zero and at most a day. */
@@ -114,6 +117,9 @@ public final class DbBulkheadSettings {
                 builder.poolSize(poolSize);
             }
             builder.leakDetectionThreshold(leakDetectionThreshold);
+            if (sharedLimit != null) {
+                builder.sharedLimit(sharedLimit);
+            }
             listeners.forEach(builder::listener);
             customizers.forEach(c -> c.customize(builder));
             return builder.build();

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.dbbulkhead.DbBulkhead;
+import dev.dbbulkhead.Priority;
 import dev.dbbulkhead.QueuePolicy;
 import dev.dbbulkhead.micrometer.BulkheadMeterNames;
 import dev.dbbulkhead.spring.web.DbBulkheadProblemResolver;
@@ -87,6 +88,23 @@ class AutoConfigurationTest {
                     assertThat(settings.workload("interactive").config().predictionAudit()).isEqualTo(0.02);
                     assertThat(settings.workload("interactive").config().adaptiveLatencyTarget()).isEmpty();
                 });
+    }
+
+    @Test
+    void anElasticWorkloadSharesTheLimitWithTheRegularOnes() {
+        runner.withPropertyValues("db-bulkhead.default-workload=interactive",
+                "db-bulkhead.workloads.interactive.concurrent=6", "db-bulkhead.workloads.batch.concurrent=4",
+                "db-bulkhead.workloads.batch.priority=elastic").run(context -> {
+                    var db = context.getBean(DbBulkhead.class);
+                    assertThat(db.workload("batch").config().priority()).isEqualTo(Priority.ELASTIC);
+                    assertThat(db.workload("batch").limit()).as("elastic starts at its floor").isEqualTo(1);
+                });
+        runner.withPropertyValues("db-bulkhead.default-workload=interactive", "db-bulkhead.shared-limit=6",
+                "db-bulkhead.workloads.interactive.concurrent=6", "db-bulkhead.workloads.batch.concurrent=4",
+                "db-bulkhead.workloads.batch.priority=elastic").run(context -> assertThat(configurationFailure(
+                        context.getStartupFailure())).hasMessageContaining("db-bulkhead.shared-limit of db-bulkhead "
+                        + "'db' must be at least the regular workloads' concurrent added up and one for each elastic "
+                        + "workload, 6 + 1"));
     }
 
     @Test
@@ -235,14 +253,15 @@ class AutoConfigurationTest {
         }
         assertThat(ours.keySet()).containsExactly("db-bulkhead.allow-open-in-view", "db-bulkhead.default-workload",
                 "db-bulkhead.enabled", "db-bulkhead.leak-detection-threshold", "db-bulkhead.name",
-                "db-bulkhead.web.enabled", "db-bulkhead.web.retry-after", "db-bulkhead.workloads");
+                "db-bulkhead.shared-limit", "db-bulkhead.web.enabled", "db-bulkhead.web.retry-after",
+                "db-bulkhead.workloads");
         assertThat(ours.values()).allSatisfy(p -> assertThat(String.valueOf(p.get("description"))).isNotBlank()
                 .isNotEqualTo("null"));
         assertThat(ours.get("db-bulkhead.enabled").get("defaultValue")).isEqualTo(true);
         assertThat(ours.get("db-bulkhead.name").get("defaultValue")).isEqualTo("db");
         assertThat(ours.get("db-bulkhead.web.retry-after").get("defaultValue")).isEqualTo("1s");
         assertThat(String.valueOf(ours.get("db-bulkhead.workloads").get("description"))).contains("concurrent",
-                "extra-slots", "queue (fifo", "queue-wait", "deadline", "predictive-rejection", "adaptive-limit-min",
+                "extra-slots", "queue (fifo", "priority (regular", "queue-wait", "deadline", "predictive-rejection", "adaptive-limit-min",
                 "allow-requires-new");
     }
 

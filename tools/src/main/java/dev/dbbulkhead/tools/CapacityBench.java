@@ -144,7 +144,7 @@ final class CapacityBench {
                     TwoWorkloads.BATCH_MS), 2 * settings.locks(), 1.5);
         }
         out.printf("s5-two-workloads: capacity alone ≈ %.0f interactive or %.0f batch ops/s; interactive at %.0f/s "
-                + "(half), batch at %.0f/s (5×)%n", interactive, batch, interactive / 2, 5 * batch);
+                + "(half), batch at %s × %.0f/s%n", interactive, batch, interactive / 2, settings.loads(), batch);
         out.flush();
         var bench = new TwoWorkloads(() -> {
             try {
@@ -153,14 +153,18 @@ final class CapacityBench {
                 throw new IllegalStateException(e);
             }
         }, settings.maxConcurrent(), settings.locks(), settings.seconds());
-        var runs = TwoWorkloads.newRuns(settings.maxConcurrent());
-        for (int r = 0; r < settings.repetitions(); r++) {
-            for (var e : runs.entrySet()) {
-                System.gc();
-                e.getValue().add(bench.once(e.getKey(), interactive / 2, 5 * batch, 1000L * r + 7));
+        var table = new ArrayList<String>();
+        for (double load : settings.loads()) {
+            var runs = TwoWorkloads.newRuns(settings.maxConcurrent());
+            for (int r = 0; r < settings.repetitions(); r++) {
+                for (var e : runs.entrySet()) {
+                    System.gc();
+                    e.getValue().add(bench.once(e.getKey(), interactive / 2, load * batch, 1000L * r + 7));
+                }
             }
+            table.addAll(TwoWorkloads.table(runs, load, table.isEmpty()));
         }
-        twoWorkloads = TwoWorkloads.table(runs);
+        twoWorkloads = table;
     }
 
     private HikariDataSource pool() throws SQLException {

@@ -2,6 +2,7 @@ package dev.dbbulkhead.tools;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.dbbulkhead.DbBulkhead;
+import dev.dbbulkhead.Priority;
 import dev.dbbulkhead.WorkloadConfig;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -24,15 +25,19 @@ final class TwoWorkloads {
     static final long INTERACTIVE_DEADLINE_MS = 100;
     static final long BATCH_DEADLINE_MS = 5_000;
 
-    /** A configuration: B (and Q) per workload, and whether both are adaptive (and predictive). */
-    record Config(String label, int interactive, int batch, boolean adaptive) {}
+    /** How a configuration shares the pool: fixed B per workload, both adaptive, or batch elastic beside interactive. */
+    enum Sharing { FIXED, ADAPTIVE, PRIORITY }
+
+    /** A configuration: B per workload (Q = B / 4, or the recommended cap for priorities) and how they share. */
+    record Config(String label, int interactive, int batch, Sharing sharing) {}
 
     static List<Config> configs(int pool) {
         int small = Math.max(1, pool / 4);
-        return List.of(new Config("db-bulkhead " + pool / 2 + " / " + pool / 2, pool / 2, pool / 2, false),
-                new Config("db-bulkhead " + (pool - small) + " / " + small, pool - small, small, false),
-                new Config("adaptive " + pool / 2 + " / " + pool / 2, pool / 2, pool / 2, true),
-                new Config("adaptive " + (pool - small) + " / " + small, pool - small, small, true));
+        return List.of(new Config("db-bulkhead " + pool / 2 + " / " + pool / 2, pool / 2, pool / 2, Sharing.FIXED),
+                new Config("db-bulkhead " + (pool - small) + " / " + small, pool - small, small, Sharing.FIXED),
+                new Config("adaptive " + pool / 2 + " / " + pool / 2, pool / 2, pool / 2, Sharing.ADAPTIVE),
+                new Config("adaptive " + (pool - small) + " / " + small, pool - small, small, Sharing.ADAPTIVE),
+                new Config("priorities " + (pool - 1) + " / elastic " + pool, pool - 1, pool, Sharing.PRIORITY));
     }
 
     /** One run: interactive alone, then with batch. */
@@ -83,35 +88,53 @@ final class TwoWorkloads {
 
     private CapacityGates.Gate[] gates(HikariDataSource ds, Config c) {
         var db = DbBulkhead.builder(ds).name("s5").poolSize(pool).workload(workload("interactive", c.interactive(), c))
-                .workload(workload("batch", c.batch(), c)).build();
+                .workload(workload("batch", c.batch(), c).toBuilder().priority(c.sharing() == Sharing.PRIORITY
+                        ? Priority.ELASTIC : Priority.REGULAR).build()).build();
         return new CapacityGates.Gate[] {CapacityGates.bulkhead(db.workload("interactive")),
             CapacityGates.bulkhead(db.workload("batch"))};
     }
 
-    /** Q = B / 4; adaptive and predictive in the adaptive configurations. */
+    /**
+     * Q = B / 4, adaptive and predictive in the adaptive configurations; with priorities, the recommended workload (a
+     * deadline queue).
+     */
     private static WorkloadConfig workload(String name, int concurrent, Config c) {
-        var config = WorkloadConfig.builder(name).concurrent(concurrent).extraSlots(Math.max(1, concurrent / 4));
-        if (c.adaptive()) {
-            config.adaptiveLimitMin(1).predictiveRejection(true);
-        }
-        return config.build();
+        return switch (c.sharing()) {
+            case FIXED -> WorkloadConfig.builder(name).concurrent(concurrent).extraSlots(Math.max(1, concurrent / 4))
+                    .build();
+            case ADAPTIVE -> WorkloadConfig.builder(name).concurrent(concurrent).extraSlots(Math.max(1, concurrent / 4))
+                    .adaptiveLimitMin(1).predictiveRejection(true).build();
+            case PRIORITY -> WorkloadConfig.recommended(name, concurrent);
+        };
     }
 
-    static List<String> table(Map<Config, List<Run>> runs) {
+    /**
+     * The rows of one batch load (a multiple of its capacity alone); with the header when {@code header}. The ratio is
+     * held to 0.95 at 5× and 0.9 beyond (issue targets); the p99 with batch to 1.2 × alone.
+     */
+    static List<String> table(Map<Config, List<Run>> runs, double load, boolean header) {
         var lines = new ArrayList<String>();
-        lines.add("| s5-two-workloads: configuration (B interactive / batch) | interactive goodput within SLO /s: "
-                + "alone, with batch (min–max) | with batch / alone (≥ 0.9) | interactive p99 ms with batch "
-                + "| batch goodput /s | mean limit interactive / batch |");
-        lines.add("|---|---:|---:|---:|---:|---:|");
+        if (header) {
+            lines.add("| s5-two-workloads: configuration (B interactive / batch) | batch load | interactive goodput "
+                    + "within SLO /s: alone, with batch (min–max) | with batch / alone | interactive p99 ms: alone, with "
+                    + "batch | batch goodput /s (min–max) | mean limit interactive / batch |");
+            lines.add("|---|---:|---:|---:|---:|---:|---:|");
+        }
+        double target = load <= 5 ? 0.95 : 0.9;
         runs.forEach((c, list) -> {
             double alone = median(list, r -> r.alone().goodputInSlo());
             double together = median(list, r -> r.interactive().goodputInSlo());
             double lo = list.stream().mapToDouble(r -> r.interactive().goodputInSlo()).min().orElse(0);
             double hi = list.stream().mapToDouble(r -> r.interactive().goodputInSlo()).max().orElse(0);
-            lines.add(String.format(Locale.ROOT, "| %s | %.0f, %.0f (%.0f–%.0f) | %.2f (%s) | %.1f | %.1f | %.1f / %.1f |",
-                    c.label(), alone, together, lo, hi, together / alone, together >= 0.9 * alone ? "met" : "missed",
-                    median(list, r -> OverloadReport.ms(r.interactive().succeeded, 99)),
-                    median(list, r -> r.batch().goodputInSlo()), median(list, r -> r.interactive().meanLimit(0, 1)),
+            double p99Alone = median(list, r -> OverloadReport.ms(r.alone().succeeded, 99));
+            double p99 = median(list, r -> OverloadReport.ms(r.interactive().succeeded, 99));
+            double batchLo = list.stream().mapToDouble(r -> r.batch().goodputInSlo()).min().orElse(0);
+            double batchHi = list.stream().mapToDouble(r -> r.batch().goodputInSlo()).max().orElse(0);
+            lines.add(String.format(Locale.ROOT, "| %s | %.0f× | %.0f, %.0f (%.0f–%.0f) | %.2f (≥ %.2f: %s) "
+                    + "| %.1f, %.1f (≤ 1.2×: %s) | %.1f (%.1f–%.1f) | %.1f / %.1f |", c.label(), load, alone, together,
+                    lo, hi, together / alone, target, together >= target * alone ? "met" : "missed", p99Alone, p99,
+                    p99 <= 1.2 * p99Alone ? "met" : "missed", median(list, r -> r.batch().goodputInSlo()), batchLo,
+                    batchHi, median(list, r -> r.interactive().meanLimit(0, 1)),
                     median(list, r -> r.batch().meanLimit(0, 1))));
         });
         return lines;

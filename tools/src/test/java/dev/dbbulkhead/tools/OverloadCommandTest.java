@@ -77,9 +77,12 @@ class OverloadCommandTest {
         assertThat(rows).filteredOn(row -> row.startsWith("| s6-burst | 20") && row.contains(" at once | recommended |"))
                 .hasSize(1);
         assertThat(r.out()).contains("s2-locks at 2.0×: adaptive", "s4-mixed at 2.0×: adaptive");
-        // s5: fixed and adaptive, each with the budget split evenly and towards the interactive workload
+        // s5: fixed and adaptive, each with the budget split evenly and towards the interactive workload, and
+        // priorities (batch elastic beside interactive)
         assertThat(Arrays.stream(r.out().split("\n")).filter(l -> l.matches("\\| (db-bulkhead|adaptive) \\d+ / \\d+ \\|.*")))
                 .hasSize(4);
+        assertThat(Arrays.stream(r.out().split("\n")).filter(l -> l.matches("\\| priorities \\d+ / elastic \\d+ \\|.*")))
+                .hasSize(1);
         assertThat(Files.readString(dir.resolve("capacity.md"))).contains("# Capacity scenarios", "| s3-step |");
         var svg = DocumentBuilderFactory.newInstance().newDocumentBuilder().parse(dir.resolve("capacity.svg").toFile());
         assertThat(svg.getElementsByTagName("polyline").getLength()).as("limit and K lines").isGreaterThanOrEqualTo(9);
