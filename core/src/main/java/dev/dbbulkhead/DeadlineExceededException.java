@@ -47,7 +47,9 @@ public final class DeadlineExceededException extends BulkheadRejectedException {
 
     @Override
     String describe() {
-        return "deadline exceeded " + describe(stage) + ", " + millis(overdueNanos()) + " overdue "
+        return "deadline exceeded " + describe(stage) + ", " + (overdueNanos() == Long.MAX_VALUE
+                ? "at the far past of the clock (a deadline such as Instant.MIN)" : millis(overdueNanos()) + " overdue")
+                + " "
                 + "(" + millis(allowedWait().toNanos()) + " were left when admission began)";
     }
 

@@ -36,9 +36,12 @@ public interface Lease extends AutoCloseable {
 
     /**
      * Tells the barrier what the caller's own transaction failed with, before {@link #close()}. An adaptive workload
-     * ({@link Workload#adaptive()}) takes the failures of an overloaded database (SQLState 57014, 55P03, 40P01,
-     * 53300, or a pool timeout, in {@code failure} or its causes) as a signal to lower its limit, as it does for the
-     * transactions it runs itself. Optional; nothing else changes, and a fixed workload ignores it.
+     * ({@link Workload#adaptive()}) takes the signs of saturation among them as a signal to lower its limit, as it does
+     * for the transactions it runs itself: a pool timeout, SQLState 53000, 53200 or 53300, PgBouncer's
+     * {@code query_wait_timeout} or {@code max_client_conn} refusal, in {@code failure} or its causes
+     * ({@link BulkheadListener#onOverloadSignal}); the application's own errors (a {@code NOWAIT} lock's 55P03, its
+     * own statement timeout's 57014, a deadlock's 40P01) are not. Optional; nothing else changes, and a fixed workload
+     * ignores it.
      */
     default void transactionFailed(Throwable failure) {}
 

@@ -1,6 +1,7 @@
 package dev.dbbulkhead;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import java.nio.file.Path;
@@ -8,7 +9,11 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.logging.Level;
 import jdk.jfr.Recording;
 import jdk.jfr.consumer.RecordedEvent;
@@ -175,5 +180,31 @@ class LeakedLeasesTest {
             assertThat(logs.messages()).isEmpty();
         }
         assertThat(reports.suspected.getCount()).isEqualTo(1);
+    }
+
+    @Test
+    void aPooledThreadThatLeakedALeaseIsServedAgainOnceTheLeaseIsOlderThanTheThreshold() throws Exception {
+        var clock = new AtomicLong(System.nanoTime());
+        var gate = POOL.track(DbBulkhead.builder(POOL.get()).workload("w", 2, 0)
+                .leakDetectionThreshold(Duration.ofMinutes(1)).nanoClock(clock::get).build());
+        var w = gate.defaultWorkload();
+        ExecutorService worker = Executors.newSingleThreadExecutor(); // one thread, which keeps its thread locals
+        try (var logs = new Logs(Level.WARNING)) {
+            worker.submit(() -> w.acquire(Duration.ofSeconds(5))).get(); // a task that never closes its lease
+            Future<Integer> refused = worker.submit(() -> gate.transaction(Duration.ofSeconds(5), c -> 1));
+            assertThatThrownBy(refused::get).cause().isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("re-entered", "pooled thread", "leakDetectionThreshold");
+            assertThat(w.available()).as("younger than the threshold: still taken for re-entry").isEqualTo(1);
+
+            clock.addAndGet(Duration.ofMinutes(2).toNanos());
+            Future<Integer> served = worker.submit(() -> gate.transaction(Duration.ofSeconds(5),
+                    c -> Db.count(c, "SELECT 4")));
+            assertThat(served.get(30, TimeUnit.SECONDS)).isEqualTo(4);
+            assertThat(w.reclaimed()).isEqualTo(1);
+            assertThat(w.available()).isEqualTo(2);
+            assertThat(logs.messages()).anySatisfy(m -> assertThat(m).contains("workload 'w'", "reclaimed"));
+        } finally {
+            worker.shutdownNow();
+        }
     }
 }

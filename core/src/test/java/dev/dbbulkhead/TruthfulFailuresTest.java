@@ -80,6 +80,89 @@ class TruthfulFailuresTest {
         assertThat(Db.rows(id)).as("rolled back with the refused commit").isZero();
     }
 
+    // --- A failed statement aborts a PostgreSQL transaction: work that catches it and goes on committed nothing. ---
+
+    @Test
+    void workThatSwallowsADuplicateKeyIsToldThatNothingWasCommitted() throws Exception {
+        var outcomes = new Outcomes();
+        var gate = recorded(POOL.get(), outcomes, 1);
+        long key = Db.newId();
+        long id = Db.newId();
+        gate.transaction(Duration.ZERO, c -> Db.update(c, "INSERT INTO on_call VALUES ('dr " + key + "', true)"));
+        assertThatThrownBy(() -> gate.transaction(Duration.ZERO, c -> {
+            Db.insert(c, id);
+            try {
+                Db.update(c, "INSERT INTO on_call VALUES ('dr " + key + "', true)"); // 23505, caught: "ignore it"
+            } catch (SQLException duplicate) {
+                assertThat(duplicate.getSQLState()).isEqualTo("23505");
+            }
+            return 1;
+        })).isInstanceOf(SQLException.class).isNotInstanceOf(CommitOutcomeUnknownException.class)
+                .satisfies(e -> assertThat(((SQLException) e).getSQLState()).isEqualTo("25P02"))
+                .hasMessageContaining("nothing was committed");
+        assertThat(outcomes.seen).containsExactly(Outcome.COMMITTED, Outcome.ROLLED_BACK);
+        assertThat(Db.rows(id)).as("PostgreSQL rolled the aborted transaction back").isZero();
+    }
+
+    @Test
+    void workThatSwallowsADivisionByZeroIsToldTheSameOnAVirtualThread() throws Exception {
+        var outcomes = new Outcomes();
+        var gate = recorded(POOL.get(), outcomes, 1);
+        long id = Db.newId();
+        try (var executor = java.util.concurrent.Executors.newVirtualThreadPerTaskExecutor()) {
+            var result = executor.submit(() -> gate.transaction(Duration.ZERO, c -> {
+                Db.insert(c, id);
+                try {
+                    Db.count(c, "SELECT 1 / 0"); // 22012
+                } catch (SQLException swallowed) {
+                    // ignored on purpose
+                }
+                return 1;
+            }));
+            assertThatThrownBy(result::get).hasCauseInstanceOf(SQLException.class)
+                    .satisfies(e -> assertThat(((SQLException) e.getCause()).getSQLState()).isEqualTo("25P02"));
+        }
+        assertThat(outcomes.seen).containsExactly(Outcome.ROLLED_BACK);
+        assertThat(Db.rows(id)).isZero();
+    }
+
+    @Test
+    void workThatRollsBackToASavepointAfterAFailureStillCommitsAndSaysSo() throws Exception {
+        var outcomes = new Outcomes();
+        var gate = recorded(POOL.get(), outcomes, 1);
+        long id = Db.newId();
+        long other = Db.newId();
+        int value = gate.transaction(Duration.ZERO, c -> {
+            Db.insert(c, id);
+            var savepoint = c.setSavepoint();
+            try {
+                Db.count(c, "SELECT 1 / 0");
+            } catch (SQLException repaired) {
+                c.rollback(savepoint); // the failure is undone: the transaction goes on
+            }
+            Db.insert(c, other);
+            return 7;
+        });
+        assertThat(value).isEqualTo(7);
+        assertThat(outcomes.seen).containsExactly(Outcome.COMMITTED);
+        assertThat(Db.rows(id) + Db.rows(other)).isEqualTo(2);
+    }
+
+    @Test
+    void aFailureOnAnotherConnectionDoesNotTaintThisTransaction() throws Exception {
+        var outcomes = new Outcomes();
+        var gate = recorded(POOL.get(), outcomes, 1);
+        long id = Db.newId();
+        try (var elsewhere = Db.server().connect()) {
+            elsewhere.setAutoCommit(false);
+            assertThatThrownBy(() -> Db.count(elsewhere, "SELECT 1 / 0")).isInstanceOf(SQLException.class);
+            gate.transaction(Duration.ZERO, c -> Db.insert(c, id)); // its own transaction is not aborted
+            elsewhere.rollback();
+        }
+        assertThat(outcomes.seen).containsExactly(Outcome.COMMITTED);
+        assertThat(Db.rows(id)).isEqualTo(1);
+    }
+
     @Test
     void aSerializableWriteSkewFailsOneSideWithTheDriversSerializationFailure() throws Exception {
         Db.execute("DELETE FROM on_call");
@@ -252,6 +335,25 @@ class TruthfulFailuresTest {
                 assertThat(lease.deadline()).contains(far);
             }
         }
+    }
+
+    /**
+     * A deadline in the far past ({@code Instant.MIN}, {@code Long.MIN_VALUE} nanoseconds) is long passed, not in the
+     * future by an overflow: refused before admission, with a message that says so, even with a permit free.
+     */
+    @Test
+    void aDeadlineInTheFarPastIsRefusedBeforeAdmissionAndSaysSo() {
+        var gate = POOL.bulkhead(1, 0);
+        for (Deadline past : List.of(Deadline.at(Instant.MIN), Deadline.atNanoTime(Long.MIN_VALUE))) {
+            assertThatThrownBy(() -> gate.transaction(past, c -> 1)).as("%s", past)
+                    .isInstanceOfSatisfying(DeadlineExceededException.class, e -> {
+                        assertThat(e.stage()).isEqualTo(DeadlineExceededException.Stage.BEFORE_ADMISSION);
+                        assertThat(e.overdueNanos()).isEqualTo(Long.MAX_VALUE);
+                        assertThat(e.getMessage()).contains("far past").doesNotContain("0.000 ms overdue");
+                    });
+            assertThatThrownBy(() -> gate.acquire(past)).isInstanceOf(DeadlineExceededException.class);
+        }
+        assertThat(gate.available()).isEqualTo(1);
     }
 
     /**

@@ -13,6 +13,7 @@ import java.lang.ref.WeakReference;
 import java.time.Duration;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * One workload's admission: its permits, its hold-time estimates, its adaptive limit, and the lifecycle of its leases
@@ -59,7 +60,7 @@ final class Admission implements PermitLease.Owner {
     private final Arbiter.Member member;
     /** Leak detection for callers' leases; null when off. */
     private final Leaks leaks;
-    private volatile long leasesReclaimed;
+    private final AtomicLong leasesReclaimed = new AtomicLong();
 
     Admission(Workload workload, WorkloadConfig config, Shared shared) {
         this.workload = workload;
@@ -298,8 +299,8 @@ final class Admission implements PermitLease.Owner {
         }
         if (lease.deadlineBinds()) {
             return refused(RejectionReason.DEADLINE, waited, rejections.deadlineExceeded(snapshot(
-                    lease.allowedWaitNanos()), Stage.PERMIT_WAIT, -lease.deadlineOrNull().remainingNanos(
-                    telemetry.now()), null));
+                    lease.allowedWaitNanos()), Stage.PERMIT_WAIT, Nanos.overdue(
+                    lease.deadlineOrNull().remainingNanos(telemetry.now())), null));
         }
         return refused(RejectionReason.QUEUE_TIMEOUT, waited, rejections.queueTimeout(snapshot(
                 lease.allowedWaitNanos())));
@@ -377,19 +378,19 @@ final class Admission implements PermitLease.Owner {
     }
 
     /**
-     * Takes back the permits of a lease whose thread terminated without releasing them (called by the reclaimer of
-     * {@link Frames}, on its own thread): counted, reported, and kept out of the estimates.
+     * Takes back the permits of a lease never released (by the reclaimer of {@link Frames} once its thread ended, or on
+     * its own thread when leak detection finds it leaked there): counted, reported, and kept out of the estimates.
      */
     @Override
-    public void reclaim(PermitLease lease) {
+    public void reclaim(PermitLease lease, boolean threadEnded) {
         long held = telemetry.now() - lease.grantedAt();
         boolean wasWaiting = lease.state == Permits.Node.WAITING;
         permits.abandon(lease);
         if (lease.watch != null) {
             lease.watch.closed(held);
         }
-        leasesReclaimed++; // one reclaimer thread: no lost update
-        telemetry.reclaimed(workload, wasWaiting ? 0 : held);
+        leasesReclaimed.incrementAndGet(); // the reclaimer, the scheduler or the lease's own thread
+        telemetry.reclaimed(workload, wasWaiting ? 0 : held, threadEnded);
     }
 
     @Override
@@ -425,6 +426,6 @@ final class Admission implements PermitLease.Owner {
 
     /** Leases and queued callers whose thread terminated or left without giving their permits back, reclaimed. */
     long reclaimed() {
-        return leasesReclaimed + permits.reclaimed();
+        return leasesReclaimed.get() + permits.reclaimed();
     }
 }

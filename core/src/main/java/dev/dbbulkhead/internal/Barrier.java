@@ -36,7 +36,8 @@ public final class Barrier {
         var telemetry = new Telemetry(options.listeners(), options.clock(), log);
         var runner = new TransactionRunner(options.source(), telemetry, options.statementTimeouts(),
                 options.lockTimeouts());
-        var shared = new Admission.Shared(options.name(), new Frames(), telemetry, options.rejections(),
+        var shared = new Admission.Shared(options.name(), new Frames(Nanos.of(options.leakThreshold()),
+                options.clock()), telemetry, options.rejections(),
                 Nanos.of(options.leakThreshold()), options.sharedLimit() > 0);
         var workloads = new ArrayList<WorkloadImpl>(configs.size());
         for (WorkloadConfig config : configs) {

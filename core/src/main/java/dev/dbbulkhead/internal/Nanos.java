@@ -35,6 +35,14 @@ public final class Nanos {
     }
 
     /** {@code a × b} for non-negative operands, saturating at {@link Long#MAX_VALUE}. */
+    /**
+     * How long ago a deadline passed, from its remaining time ({@code <= 0}): {@code -remaining}, with the far past
+     * ({@link Long#MIN_VALUE}, a deadline at {@code Instant.MIN}) as {@link Long#MAX_VALUE} rather than overflowing.
+     */
+    public static long overdue(long remaining) {
+        return remaining == Long.MIN_VALUE ? Long.MAX_VALUE : -remaining;
+    }
+
     public static long saturatedMultiply(long a, long b) {
         long high = Math.multiplyHigh(a, b);
         long low = a * b;

@@ -31,8 +31,11 @@ final class PermitLease extends Permits.Node implements Lease {
         /** Settles whatever the lease still holds, whatever state a failure left it in; idempotent. */
         void abandon(PermitLease lease);
 
-        /** Takes back the permits of a lease whose thread terminated without releasing them. */
-        void reclaim(PermitLease lease);
+        /**
+         * Takes back the permits of a lease never released: its thread terminated ({@code threadEnded}), or, still
+         * alive, it found the lease leaked on its next call.
+         */
+        void reclaim(PermitLease lease, boolean threadEnded);
 
         /** The lease's transaction failed with an overload signal ({@link Overload}); once per operation. */
         void overloaded(Throwable signal);
@@ -121,7 +124,7 @@ final class PermitLease extends Permits.Node implements Lease {
             long remaining = deadline.remainingNanos(now);
             if (remaining <= 0) {
                 allowedWaitNanos = 0;
-                return -remaining;
+                return Nanos.overdue(remaining);
             }
             if (remaining <= allowed) {
                 allowed = remaining;

@@ -80,11 +80,15 @@ final class Telemetry {
         JfrEvents.limitChanged(w.bulkheadName(), w.name(), from, to, cause, latencyNanos);
     }
 
-    /** A lease whose thread terminated without releasing it was reclaimed, after holding for {@code heldNanos}. */
-    void reclaimed(Workload w, long heldNanos) {
-        log.log(Logger.Level.WARNING, "db-bulkhead ''{0}'', workload ''{1}'': a lease was never released and its "
-                + "thread has terminated; its permits were reclaimed (held for {2}). Close every lease with "
-                + "try-with-resources", w.bulkheadName(), w.name(), Snapshot.millis(heldNanos));
+    /**
+     * A lease never released was reclaimed, after holding for {@code heldNanos}: its thread terminated
+     * ({@code threadEnded}), or, a pooled thread, called the barrier again past the leak detection threshold.
+     */
+    void reclaimed(Workload w, long heldNanos, boolean threadEnded) {
+        log.log(Logger.Level.WARNING, "db-bulkhead ''{0}'', workload ''{1}'': a lease was never released and {2}; its "
+                + "permits were reclaimed (held for {3}). Close every lease with try-with-resources", w.bulkheadName(),
+                w.name(), threadEnded ? "its thread has terminated" : "its thread, a pooled one, called the barrier "
+                        + "again after the leak detection threshold", Snapshot.millis(heldNanos));
         if (listening) {
             listener.onLeaseReclaimed(w, heldNanos);
         }

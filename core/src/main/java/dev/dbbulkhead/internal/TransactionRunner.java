@@ -23,8 +23,9 @@ import javax.sql.DataSource;
  * transaction failed with ({@link PermitLease#transactionFailed}), as any caller running its own transaction does.
  *
  * <p>What the caller is told is what happened in the database: the value only after commit and close; the work's
- * own exception after a rollback; the driver's exception, unchanged, when the server refused the commit (it rolled
- * back); {@link CommitOutcomeUnknownException} only when the commit's answer never came or the cleanup after an
+ * own exception after a rollback; an exception (SQLState 25P02) when work went on after a statement failure that
+ * aborted the transaction on PostgreSQL, which is then rolled back ({@link AbortedTransactions}); the driver's
+ * exception, unchanged, when the server refused the commit (it rolled back); {@link CommitOutcomeUnknownException} only when the commit's answer never came or the cleanup after an
  * acknowledged commit failed.
  *
  * <p>Thread-safe; one instance per barrier.
@@ -145,7 +146,7 @@ final class TransactionRunner {
                     throw e;
                 }
                 var passed = new DeadlinePassed(Stage.CONNECTION_ACQUISITION,
-                        -deadline.remainingNanos(telemetry.now()), e instanceof SQLException s ? s : null);
+                        Nanos.overdue(deadline.remainingNanos(telemetry.now())), e instanceof SQLException s ? s : null);
                 if (!(e instanceof SQLException)) {
                     passed.addSuppressed(e);
                 }
@@ -181,7 +182,7 @@ final class TransactionRunner {
             if (deadline != null && deadline.remainingNanos(acquiredAt) <= 0) {
                 outcome = Outcome.NO_CONNECTION;
                 telemetry.rejected(lease.workload(), RejectionReason.DEADLINE, 0);
-                throw new DeadlinePassed(Stage.CONNECTION_ACQUISITION, -deadline.remainingNanos(acquiredAt), null);
+                throw new DeadlinePassed(Stage.CONNECTION_ACQUISITION, Nanos.overdue(deadline.remainingNanos(acquiredAt)), null);
             }
         }
 
@@ -254,18 +255,26 @@ final class TransactionRunner {
             }
             // Past the deadline, a cancelled statement or a lock not obtained is the deadline's timeout firing.
             if (deadlineTimeout && "57014".equals(e.getSQLState()) || lockTimeouts && "55P03".equals(e.getSQLState())) {
-                return new DeadlinePassed(Stage.STATEMENT, -deadline.remainingNanos(telemetry.now()), e);
+                return new DeadlinePassed(Stage.STATEMENT, Nanos.overdue(deadline.remainingNanos(telemetry.now())), e);
             }
             if (networkTimeoutBefore != -1 && ServerTimeouts.timedOutOnTheSocket(e)) {
-                return new DeadlinePassed(Stage.NO_ANSWER, -deadline.remainingNanos(telemetry.now()), e);
+                return new DeadlinePassed(Stage.NO_ANSWER, Nanos.overdue(deadline.remainingNanos(telemetry.now())), e);
             }
             return null;
         }
 
-        /** Step 5: a refused commit is a rollback; only a commit whose answer never came is "outcome unknown". */
+        /**
+         * Step 5: a transaction that a failed statement aborted is rolled back, not committed; a refused commit is a
+         * rollback; only a commit whose answer never came is "outcome unknown".
+         */
         private void commit() throws SQLException {
             if (networkTimeoutBefore != -1) {
                 liftNetworkTimeout(); // a commit cut short would have an unknown outcome: it is not bounded
+            }
+            if (isPostgres(raw) && AbortedTransactions.aborted(raw)) {
+                SQLException aborted = AbortedTransactions.rolledBack();
+                ended = rollbackInto(aborted);
+                throw aborted;
             }
             try {
                 raw.commit();

@@ -1,0 +1,78 @@
+package dev.dbbulkhead.internal;
+
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
+import java.sql.Connection;
+import java.sql.SQLException;
+
+/**
+ * Whether a PostgreSQL transaction was aborted by a statement that failed inside work, which work caught and went on.
+ * PostgreSQL then refuses every statement until the transaction ends and answers COMMIT with ROLLBACK; pgJDBC reports
+ * that COMMIT as a success unless {@code raiseExceptionOnSilentRollback} is set, so the barrier asks the driver for the
+ * transaction's state before it commits ({@code org.postgresql.core.BaseConnection.getTransactionState()}, read
+ * through {@link java.sql.Wrapper#unwrap}, so that a pool's proxy is looked through). Without the driver on the class
+ * path, or a driver that does not answer, nothing is known and the commit goes ahead as before.
+ *
+ * <p>Thread-safe: the method handle is looked up once.
+ */
+final class AbortedTransactions {
+    private static final String BASE_CONNECTION = "org.postgresql.core.BaseConnection";
+
+    /** The driver's interface and its {@code getTransactionState()}, or nulls when it cannot be read. */
+    private record Driver(Class<?> connection, MethodHandle state) {}
+
+    private static volatile Driver driver;
+
+    private AbortedTransactions() {}
+
+    /**
+     * Whether {@code raw}'s transaction is aborted (pgJDBC's {@code TransactionState.FAILED}): a statement failed in it
+     * and was not rolled back to a savepoint. False when that cannot be known.
+     */
+    static boolean aborted(Connection raw) {
+        Driver d = driver(raw);
+        if (d.connection() == null) {
+            return false;
+        }
+        try {
+            if (!raw.isWrapperFor(d.connection())) {
+                return false;
+            }
+            Object state = d.state().invoke(raw.unwrap(d.connection()));
+            return state instanceof Enum<?> e && e.name().equals("FAILED");
+        } catch (Throwable unknown) {
+            return false; // nothing learnt: the commit goes ahead as it would have
+        }
+    }
+
+    private static Driver driver(Connection raw) {
+        Driver d = driver;
+        if (d == null) {
+            d = lookUp(raw.getClass().getClassLoader());
+            driver = d;
+        }
+        return d;
+    }
+
+    private static Driver lookUp(ClassLoader loader) {
+        try {
+            Class<?> base = Class.forName(BASE_CONNECTION, false, loader != null ? loader
+                    : AbortedTransactions.class.getClassLoader());
+            Class<?> stateType = base.getMethod("getTransactionState").getReturnType();
+            MethodHandle state = MethodHandles.publicLookup().findVirtual(base, "getTransactionState",
+                    MethodType.methodType(stateType)).asType(MethodType.methodType(Object.class, Object.class));
+            return new Driver(base, state);
+        } catch (ReflectiveOperationException | RuntimeException | LinkageError absent) {
+            return new Driver(null, null);
+        }
+    }
+
+    /** What the caller is told when work went on after a failure that aborted the transaction: nothing committed. */
+    static SQLException rolledBack() {
+        return new SQLException("db-bulkhead: a statement failed inside work and work went on; PostgreSQL had aborted "
+                + "the transaction, so it was rolled back and nothing was committed (pgJDBC would have reported its "
+                + "COMMIT as a success). To recover from a failed statement inside one transaction, roll back to a "
+                + "savepoint set before it; otherwise let work throw.", "25P02");
+    }
+}
