@@ -15,11 +15,9 @@ import java.util.IdentityHashMap;
 import java.util.Iterator;
 import java.util.Locale;
 import java.util.Set;
-import java.util.Spliterator;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.stream.BaseStream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.transaction.TransactionExecution;
@@ -46,8 +44,9 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  * Rejections are the core's {@link dev.dbbulkhead.BulkheadRejectedException}s. An interrupt while waiting for a
  * permit becomes a {@link CancellationException}, with the thread's interrupt flag set again. Code that returns a
  * {@link CompletionStage} keeps its permits until the stage completes ({@link Lease#closeWhenComplete}). Code that
- * returns a value read after it returned (a {@code Stream}, an {@code Iterator}, a {@code ResultSet}) is refused at
- * start-up when its declared type says so ({@link DbWorkloadBeanPostProcessor}), and logged once otherwise.
+ * returns a value whose work goes on after it returned (a {@code Stream}, an {@code Iterator}, a {@code ResultSet}, a
+ * reactive {@code Publisher}, a plain {@code Future}: {@link ReadAfterReturn}) is refused at start-up when its
+ * declared type says so ({@link DbWorkloadBeanPostProcessor}), and logged once otherwise.
  *
  * <p>Thread-safe.
  */
@@ -143,7 +142,7 @@ public class DbBulkheadAdmission implements TransactionExecutionListener {
             T result = call.call();
             if (result instanceof CompletionStage<?> stage) {
                 lease.closeWhenComplete(stage); // the permits go back when the work the future stands for is done
-            } else if (result != null && lazy(result)) {
+            } else if (ReadAfterReturn.is(result)) {
                 warnLazyOnce(caller, result);
             }
             return result;
@@ -155,21 +154,14 @@ public class DbBulkheadAdmission implements TransactionExecutionListener {
         }
     }
 
-    /** A value read after the call returned (its declared type did not say so, or start-up would have refused). */
-    private static boolean lazy(Object result) {
-        return result instanceof BaseStream<?, ?> || result instanceof Iterator<?> || result instanceof Spliterator<?>
-                || result instanceof ResultSet || result instanceof java.sql.Statement
-                || result instanceof java.sql.Connection;
-    }
-
     private final Set<String> warnedLazy = ConcurrentHashMap.newKeySet();
 
     private void warnLazyOnce(String caller, Object result) {
         if (warnedLazy.add(caller)) {
-            LOG.warn("{} returned a {}, which is read after its permit was released (and its transaction ended): "
-                    + "whatever connection it reads from is no longer bounded by db-bulkhead '{}'. Return a "
-                    + "materialised value (e.g. a List), or consume it inside the method.", caller,
-                    result.getClass().getName(), bulkhead.name());
+            LOG.warn("{} returned a {}, whose work goes on after its permit was released (and its transaction "
+                    + "ended): whatever connection it uses is no longer bounded by db-bulkhead '{}'. Return a "
+                    + "materialised value (e.g. a List) or a CompletableFuture, or do the work inside the method.",
+                    caller, result.getClass().getName(), bulkhead.name());
         }
     }
 

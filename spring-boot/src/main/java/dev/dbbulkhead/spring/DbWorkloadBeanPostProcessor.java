@@ -12,7 +12,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Spliterator;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.stream.BaseStream;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
 import org.springframework.aop.Advisor;
@@ -31,6 +30,7 @@ import org.springframework.beans.factory.config.ConfigurableBeanFactory;
 import org.springframework.boot.convert.DurationStyle;
 import org.springframework.core.MethodClassKey;
 import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.scheduling.annotation.Async;
 import org.springframework.scheduling.annotation.AsyncAnnotationAdvisor;
 import org.springframework.util.ClassUtils;
 import org.springframework.util.ReflectionUtils;
@@ -52,16 +52,14 @@ import org.springframework.util.ReflectionUtils;
  */
 public class DbWorkloadBeanPostProcessor extends AbstractBeanFactoryAwareAdvisingPostProcessor
         implements SmartInitializingSingleton {
-    /** Return types whose value is read after the method returned. */
-    private static final List<String> LAZY = List.of(BaseStream.class.getName(), Iterator.class.getName(),
-            Spliterator.class.getName(), ResultSet.class.getName(), Statement.class.getName(),
-            Connection.class.getName(), "org.reactivestreams.Publisher");
-
     private final ObjectProvider<DbBulkheadAdmission> admission;
     /** What each annotated method of each bean class asks for, read once, when its bean is created. */
     private final Map<MethodClassKey, Target> targets = new ConcurrentHashMap<>();
-    private final Map<Class<?>, Boolean> scanned = new ConcurrentHashMap<>();
+    /** Each bean class scanned, with the problems its annotated methods have (empty: none). */
+    private final Map<Class<?>, List<String>> scanned = new ConcurrentHashMap<>();
     private final List<String> problems = new ArrayList<>();
+    /** Set once the start-up check has run: a bean created later (lazy, prototype) fails its own creation. */
+    private volatile boolean started;
 
     public DbWorkloadBeanPostProcessor(ObjectProvider<DbBulkheadAdmission> admission) {
         this.admission = admission;
@@ -90,7 +88,14 @@ public class DbWorkloadBeanPostProcessor extends AbstractBeanFactoryAwareAdvisin
 
     @Override
     public Object postProcessAfterInitialization(Object bean, String beanName) {
-        scan(AopUtils.getTargetClass(bean));
+        List<String> found = scanned.computeIfAbsent(AopUtils.getTargetClass(bean), this::scan);
+        if (started && !found.isEmpty()) {
+            // A bean created after start-up (@Lazy, a prototype): the start-up check has run, so this creation fails,
+            // and so does every later one of the same class.
+            throw new DbBulkheadConfigurationException("Bean '" + beanName + "', created after start-up: "
+                    + String.join("\n", found), "Fix the annotation as said; a method that cannot be admitted must "
+                    + "not carry @DbWorkload.");
+        }
         Object result = super.postProcessAfterInitialization(bean, beanName);
         if (result instanceof Advised advised) {
             keepAsyncOutside(advised);
@@ -119,10 +124,9 @@ public class DbWorkloadBeanPostProcessor extends AbstractBeanFactoryAwareAdvisin
         }
     }
 
-    private void scan(Class<?> type) {
-        if (scanned.putIfAbsent(type, Boolean.TRUE) != null) {
-            return;
-        }
+    /** Reads the annotated methods of {@code type}; returns their problems (also kept for the start-up report). */
+    private List<String> scan(Class<?> type) {
+        var found = new ArrayList<String>();
         DbWorkload onType = AnnotatedElementUtils.findMergedAnnotation(type, DbWorkload.class);
         ReflectionUtils.doWithMethods(type, method -> {
             DbWorkload onMethod = AnnotatedElementUtils.findMergedAnnotation(method, DbWorkload.class);
@@ -140,35 +144,32 @@ public class DbWorkloadBeanPostProcessor extends AbstractBeanFactoryAwareAdvisin
                 return; // a type's annotation is about its instances' methods
             }
             if (unreachable != null) {
-                problem(caller + " is " + unreachable + ": a proxy cannot intercept it, so it would run without "
+                found.add(caller + " is " + unreachable + ": a proxy cannot intercept it, so it would run without "
                         + "admission. Make it public (or protected) and not final, or move the annotation.");
                 return;
             }
-            if (lazy(method.getReturnType())) {
-                problem(caller + " returns a " + method.getReturnType().getName() + ", which is read after the "
-                        + "method has returned, when its permit (and its transaction) are gone, holding a connection "
-                        + "nothing bounds. Return a materialised value (e.g. a List), or consume it inside.");
+            String afterReturn = async(method, type) ? null : ReadAfterReturn.why(method.getReturnType());
+            if (afterReturn != null) {
+                found.add(caller + " " + afterReturn);
                 return;
             }
-            Target target = target(onMethod != null ? onMethod : onType, caller);
+            Target target = target(onMethod != null ? onMethod : onType, caller, found);
             if (target != null) {
                 targets.put(new MethodClassKey(method, type), target);
             }
         });
+        found.forEach(this::problem);
+        return List.copyOf(found);
     }
 
-    private static boolean lazy(Class<?> type) {
-        for (String name : LAZY) {
-            if (ClassUtils.isPresent(name, type.getClassLoader())
-                    && ClassUtils.resolveClassName(name, type.getClassLoader()).isAssignableFrom(type)) {
-                return true;
-            }
-        }
-        return false;
+    /** An {@code @Async} method is admitted on the thread that runs its body: the future it returns is Spring's. */
+    private static boolean async(Method method, Class<?> type) {
+        return AnnotatedElementUtils.hasAnnotation(method, Async.class)
+                || AnnotatedElementUtils.hasAnnotation(type, Async.class);
     }
 
     /** The annotation's attributes, placeholders resolved; null (and a problem noted) when malformed. */
-    private Target target(DbWorkload annotation, String caller) {
+    private Target target(DbWorkload annotation, String caller, List<String> found) {
         String workload = resolve(annotation.value());
         String wait = resolve(annotation.queueWait());
         Duration queueWait = null;
@@ -176,11 +177,11 @@ public class DbWorkloadBeanPostProcessor extends AbstractBeanFactoryAwareAdvisin
             try {
                 queueWait = DurationStyle.detectAndParse(wait);
             } catch (IllegalArgumentException e) {
-                problem(caller + ": queueWait '" + wait + "' is not a duration (e.g. 50ms, 1s, PT0.05S)");
+                found.add(caller + ": queueWait '" + wait + "' is not a duration (e.g. 50ms, 1s, PT0.05S)");
                 return null;
             }
             if (queueWait.isNegative()) {
-                problem(caller + ": queueWait must be >= 0, was " + wait);
+                found.add(caller + ": queueWait must be >= 0, was " + wait);
                 return null;
             }
         }
@@ -216,6 +217,7 @@ public class DbWorkloadBeanPostProcessor extends AbstractBeanFactoryAwareAdvisin
     /** Once every singleton exists: every annotated method must be admissible, to a workload that exists. */
     @Override
     public void afterSingletonsInstantiated() {
+        started = true;
         DbBulkheadAdmission available = admission.getIfAvailable();
         var found = new ArrayList<String>();
         synchronized (problems) {

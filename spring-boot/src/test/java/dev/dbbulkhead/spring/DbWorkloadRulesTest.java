@@ -12,14 +12,21 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Flow;
 import java.util.concurrent.Future;
+import java.util.concurrent.FutureTask;
+import java.util.concurrent.SubmissionPublisher;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Lazy;
 import org.springframework.scheduling.annotation.Async;
 import org.springframework.scheduling.annotation.EnableAsync;
 import org.springframework.core.task.SimpleAsyncTaskExecutor;
@@ -28,9 +35,11 @@ import org.springframework.transaction.support.TransactionTemplate;
 /**
  * {@link DbWorkload} where proxies make mistakes easy: the workload of the bean that was called (two beans behind one
  * interface, two type-level beans inheriting one method), placeholders resolved at start-up, start-up failures for
- * what cannot be admitted, {@code Object}'s methods never admitted, {@code @Async} admitted on the thread that runs
+ * what cannot be admitted (a lazy bean's at its creation; a value read after return under {@code Object}: warned
+ * once), {@code Object}'s methods never admitted, {@code @Async} admitted on the thread that runs
  * the body, a {@code CompletableFuture}'s permit held until it completes, and an observation around each admission.
  */
+@ExtendWith(OutputCaptureExtension.class)
 class DbWorkloadRulesTest {
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
             .withConfiguration(AutoConfigurationTest.BOOT).withPropertyValues(Pg.datasource(4))
@@ -94,7 +103,32 @@ class DbWorkloadRulesTest {
                 .hasMessageContaining("Unreachable$Service.hidden is private: a proxy cannot intercept it")
                 .hasMessageContaining("Unreachable$Service.sealed is final")
                 .hasMessageContaining("Unreachable$Service.rows returns a java.util.stream.Stream, which is read "
-                        + "after the method has returned"));
+                        + "after the method has returned")
+                .hasMessageContaining("Unreachable$Service.later returns a java.util.concurrent.Future: its work goes "
+                        + "on after the method returned")
+                .hasMessageContaining("Unreachable$Service.events returns a java.util.concurrent.Flow$Publisher"));
+    }
+
+    @Test
+    void aLazyBeanWithAMethodThatCannotBeAdmittedFailsWhenItIsCreated() {
+        runner.withUserConfiguration(LazyUnreachable.class).run(context -> {
+            assertThat(context).as("the start-up check cannot see a bean not yet created").hasNotFailed();
+            assertThatThrownBy(() -> context.getBean(LazyUnreachable.Service.class))
+                    .hasStackTraceContaining("LazyUnreachable$Service.rows returns a java.util.stream.Stream")
+                    .hasStackTraceContaining("Bean 'lazyService', created after start-up");
+        });
+    }
+
+    @Test
+    void aStreamReturnedUnderObjectIsAdmittedButWarnedAboutOnce(CapturedOutput output) {
+        runner.withUserConfiguration(Widened.class).run(context -> {
+            var service = context.getBean(Widened.Service.class);
+            assertThat(service.rows()).isInstanceOf(Stream.class);
+            assertThat(service.rows()).isInstanceOf(Stream.class);
+            assertThat(context.getBean(DbBulkhead.class).workload("a").available()).isEqualTo(1);
+        });
+        assertThat(output.getAll().split("Widened\\$Service.rows returned a java.util.stream", -1))
+                .as("one warning for two calls").hasSize(2);
     }
 
     @Test
@@ -300,8 +334,49 @@ class DbWorkloadRulesTest {
                 return Stream.of("x");
             }
 
+            @DbWorkload("a")
+            public Future<String> later() {
+                return new FutureTask<>(() -> "x");
+            }
+
+            @DbWorkload("a")
+            public Flow.Publisher<String> events() {
+                return new SubmissionPublisher<>();
+            }
+
             void useHidden() {
                 hidden();
+            }
+        }
+
+        @Bean
+        Service service() {
+            return new Service();
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class LazyUnreachable {
+        static class Service {
+            @DbWorkload("a")
+            public Stream<String> rows() {
+                return Stream.of("x");
+            }
+        }
+
+        @Bean
+        @Lazy
+        Service lazyService() {
+            return new Service();
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class Widened {
+        static class Service {
+            @DbWorkload("a")
+            public Object rows() {
+                return Stream.of("x");
             }
         }
 

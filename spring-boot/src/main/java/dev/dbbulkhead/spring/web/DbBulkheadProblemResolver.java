@@ -7,6 +7,10 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.sql.SQLTransientConnectionException;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.IdentityHashMap;
+import java.util.List;
 import org.springframework.core.Ordered;
 import org.springframework.web.servlet.HandlerExceptionResolver;
 import org.springframework.web.servlet.ModelAndView;
@@ -72,7 +76,7 @@ public class DbBulkheadProblemResolver implements HandlerExceptionResolver, Orde
 
     /** The rejection, or one that caused {@code ex} (a proxy may wrap it). */
     private static BulkheadRejectedException rejection(Throwable ex) {
-        for (Throwable t = ex; t != null; t = t.getCause() == t ? null : t.getCause()) {
+        for (Throwable t : causes(ex)) {
             if (t instanceof BulkheadRejectedException rejected) {
                 return rejected;
             }
@@ -82,13 +86,23 @@ public class DbBulkheadProblemResolver implements HandlerExceptionResolver, Orde
 
     /** The pool's timeout, here or in a cause: Spring's {@code CannotGetJdbcConnectionException} wraps it. */
     private static boolean poolTimeout(Throwable ex) {
-        for (Throwable t = ex; t != null; t = t.getCause() == t ? null : t.getCause()) {
+        for (Throwable t : causes(ex)) {
             if (t instanceof SQLTransientConnectionException
                     || t.getClass().getName().equals("org.springframework.jdbc.CannotGetJdbcConnectionException")) {
                 return true;
             }
         }
         return false;
+    }
+
+    /** {@code ex} and its causes, each once: a cycle of causes (a -> b -> a) ends where it comes back. */
+    private static List<Throwable> causes(Throwable ex) {
+        var seen = Collections.newSetFromMap(new IdentityHashMap<Throwable, Boolean>());
+        var chain = new ArrayList<Throwable>();
+        for (Throwable t = ex; t != null && seen.add(t); t = t.getCause()) {
+            chain.add(t);
+        }
+        return chain;
     }
 
     private String problem(BulkheadRejectedException rejected, String instance) {
