@@ -11,6 +11,8 @@ import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Properties;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -112,7 +114,9 @@ public final class TestDatabase {
         }
         if (embedded == null && created) {
             Runtime.getRuntime().addShutdownHook(Thread.ofPlatform().unstarted(() -> {
+                closeOpenPools();
                 try (Connection c = DriverManager.getConnection(jdbcUrl, user, password); var s = c.createStatement()) {
+                    s.execute("SET lock_timeout = '2s'"); // a session still holding a lock must not hold up the exit
                     s.execute("DROP SCHEMA IF EXISTS " + SCHEMA + " CASCADE");
                 } catch (SQLException ignored) {
                     // Best effort at exit: the next run starts from CREATE SCHEMA IF NOT EXISTS and drops its tables.
@@ -143,6 +147,7 @@ public final class TestDatabase {
                 "embedded PostgreSQL on port " + pg.getPort(), pg, data);
         Runtime.getRuntime().addShutdownHook(Thread.ofPlatform().unstarted(() -> {
             try {
+                closeOpenPools();
                 db.embedded.close();
                 deleteRecursively(data);
             } catch (IOException ignored) {
@@ -237,7 +242,25 @@ public final class TestDatabase {
         if (applicationName != null) {
             config.addDataSourceProperty("ApplicationName", applicationName);
         }
-        return new HikariDataSource(config);
+        var pool = new HikariDataSource(config);
+        OPEN.add(pool);
+        return pool;
+    }
+
+    /**
+     * The pools {@link #pool} handed out and not yet closed: at exit (a SIGTERM too) they are closed before the schema
+     * is dropped, so that no backend is left in a transaction and nothing blocks the drop.
+     */
+    private static final Set<HikariDataSource> OPEN = ConcurrentHashMap.newKeySet();
+
+    /** Closes every pool still open: their connections' transactions end (rolled back) and their backends go. */
+    private static void closeOpenPools() {
+        for (HikariDataSource pool : OPEN) {
+            if (!pool.isClosed()) {
+                pool.close();
+            }
+        }
+        OPEN.clear();
     }
 
     /** The configuration {@link #pool} uses, for a test that needs to change more (e.g. connectionInitSql). */

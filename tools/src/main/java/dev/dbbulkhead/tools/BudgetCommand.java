@@ -5,7 +5,9 @@ import java.io.PrintWriter;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import dev.dbbulkhead.testkit.Secrets;
@@ -13,6 +15,7 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.ParameterException;
 
 /**
  * Checks a fleet's connection budget: {@code peak instances × pool size + other clients ≤ max_connections −
@@ -43,8 +46,8 @@ public final class BudgetCommand implements Callable<Integer> {
     int pool;
 
     @Option(names = "--other", paramLabel = "NAME=N",
-            description = "Other clients' connections (batch, operations, migrations...); repeatable.")
-    Map<String, Integer> others = new LinkedHashMap<>();
+            description = "Other clients' connections (batch, operations, migrations...); repeatable, each name once.")
+    List<String> otherOptions = new ArrayList<>();
 
     @Option(names = "--max-connections", paramLabel = "N", description = "The server's max_connections.")
     Integer maxConnections;
@@ -90,6 +93,29 @@ public final class BudgetCommand implements Callable<Integer> {
     @Option(names = "--reserve-pool", paramLabel = "N", description = "Each PgBouncer's reserve_pool_size.")
     Integer reservePool;
 
+    /** The --other clients, each NAME=N once, in the order given. */
+    private Map<String, Integer> others() {
+        var others = new LinkedHashMap<String, Integer>();
+        for (String option : otherOptions) {
+            int equals = option.indexOf('=');
+            String name = equals < 0 ? "" : option.substring(0, equals).strip();
+            Integer n = null;
+            try {
+                n = equals < 0 ? null : Integer.valueOf(option.substring(equals + 1).strip());
+            } catch (NumberFormatException notANumber) {
+                // refused below
+            }
+            if (name.isEmpty() || n == null) {
+                throw new ParameterException(spec.commandLine(), "--other needs a NAME=N, was '" + option + "'");
+            }
+            if (others.putIfAbsent(name, n) != null) {
+                throw new ParameterException(spec.commandLine(), "--other names '" + name + "' twice (" + others.get(name)
+                        + " and " + n + "); give each client once, with its whole count");
+            }
+        }
+        return others;
+    }
+
     @Override
     public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
@@ -97,6 +123,7 @@ public final class BudgetCommand implements Callable<Integer> {
         try {
             int max;
             int reservedConnections;
+            Map<String, Integer> others = others();
             Map<String, Integer> otherClients = new LinkedHashMap<>(others);
             if (dbUrl != null) {
                 var server = ServerConnections.read(dbUrl, System.getenv().getOrDefault("DB_USER", ""),

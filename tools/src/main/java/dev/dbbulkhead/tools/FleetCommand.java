@@ -131,8 +131,9 @@ public final class FleetCommand implements Callable<Integer> {
         if (pool < 1) {
             problems.add("--pool must be >= 1, was " + pool);
         }
-        if (!(rate > 0) || !(phaseSeconds > 0) || phaseSeconds > 600) {
-            problems.add("--rate must be > 0 and --phase between 0 and 600 s, were " + rate + " and " + phaseSeconds);
+        if (!(rate > 0 && Double.isFinite(rate)) || !(phaseSeconds > 0) || phaseSeconds > 600) {
+            problems.add("--rate must be a finite number > 0 and --phase between 0 and 600 s, were " + rate + " and "
+                    + phaseSeconds);
         }
         var faultList = new ArrayList<PgBouncerFaults.Fault>();
         for (String f : faults == null ? List.<String>of() : faults) {

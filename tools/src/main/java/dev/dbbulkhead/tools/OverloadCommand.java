@@ -229,11 +229,14 @@ public final class OverloadCommand implements Callable<Integer> {
         if (operations < 1) {
             errors.add("--operations must be >= 1, was " + operations);
         }
-        if (rate != null && !(rate > 0)) {
-            errors.add("--rate must be > 0, was " + rate);
+        if (rate != null && !(rate > 0 && Double.isFinite(rate))) {
+            errors.add("--rate must be a finite number > 0, was " + rate);
         }
-        if (!(durationSeconds > 0)) {
-            errors.add("--duration must be > 0, was " + durationSeconds);
+        if (!(durationSeconds > 0 && Double.isFinite(durationSeconds))) {
+            errors.add("--duration must be a finite number > 0, was " + durationSeconds);
+        } else if (rate != null && rate * durationSeconds > Integer.MAX_VALUE) {
+            errors.add("--rate × --duration must be at most " + Integer.MAX_VALUE + " operations, was " + rate + " × "
+                    + durationSeconds);
         }
         if (repetitions < 1) {
             errors.add("--repetitions must be >= 1, was " + repetitions);
@@ -249,8 +252,8 @@ public final class OverloadCommand implements Callable<Integer> {
                 errors.add("--capacity-configs: unknown '" + c + "'; known: " + CapacityGates.ALL);
             }
         }
-        if (loads.stream().anyMatch(l -> !(l > 0))) {
-            errors.add("--loads must all be > 0, was " + loads);
+        if (loads.stream().anyMatch(l -> !(l > 0 && Double.isFinite(l)))) {
+            errors.add("--loads must all be finite numbers > 0, was " + loads);
         }
         if (deadlineMs < 1) {
             errors.add("--deadline must be >= 1, was " + deadlineMs);
@@ -267,8 +270,11 @@ public final class OverloadCommand implements Callable<Integer> {
         if (holdMs < 1) {
             errors.add("--hold must be >= 1, was " + holdMs);
         }
-        if (!(cpuMs > 0)) {
-            errors.add("--cpu must be > 0, was " + cpuMs);
+        if (!(cpuMs > 0 && Double.isFinite(cpuMs))) {
+            errors.add("--cpu must be a finite number > 0, was " + cpuMs);
+        }
+        if (burstSize < 1) {
+            errors.add("--burst-size must be >= 1, was " + burstSize);
         }
         for (String c : configs) {
             try {

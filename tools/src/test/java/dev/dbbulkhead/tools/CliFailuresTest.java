@@ -7,6 +7,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.Test;
 
@@ -59,6 +60,27 @@ class CliFailuresTest {
         if (command.equals("fleet --instances -1")) {
             assertThat(r.err()).contains("--instances must be >= 1, was -1").doesNotContain("--surge");
         }
+    }
+
+    /** Non-finite and overflowing numbers, and repeated or nameless --other clients: refused naming the option. */
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+        "overload --scenarios open-loop --rate Infinity|--rate must be a finite number > 0, was Infinity",
+        "overload --scenarios open-loop --rate 1e400|--rate must be a finite number > 0, was Infinity",
+        "overload --scenarios open-loop --rate 5e8 --duration 5|--rate × --duration must be at most 2147483647",
+        "overload --duration NaN|--duration must be a finite number > 0, was NaN",
+        "overload --scenarios s2-locks --loads Infinity|--loads must all be finite numbers > 0",
+        "fleet --rate Infinity|--rate must be a finite number > 0",
+        "budget --instances 2 --pool 5 --max-connections 100 --other ops=5 --other ops=7|--other names 'ops' twice",
+        "budget --instances 2 --pool 5 --max-connections 100 --other =5|--other needs a NAME=N, was '=5'",
+        "budget --instances 2 --pool 5 --max-connections 100 --other ops=x|--other needs a NAME=N, was 'ops=x'",
+    })
+    void aNumberThatCannotWorkOrARepeatedClientIsOneErrorLineNamingTheOption(String command, String message) {
+        var r = Cli.run(command.split(" "));
+        assertThat(r.exit()).as(r.err()).isEqualTo(2);
+        assertThat(r.err().strip().lines().toList()).as(r.err()).hasSize(1).first().asString().startsWith("error: ")
+                .contains(message);
+        assertThat(r.out()).isEmpty();
     }
 
     @Test

@@ -93,7 +93,7 @@ class OverloadCommandTest {
         Cli.Result r = Cli.run("overload", "--scenarios", "s2-locks", "--capacity-configs", "hystrix", "--loads", "0",
                 "--sweep", "0,17", "--locks", "0", "--deadline", "0");
         assertThat(r.exit()).isEqualTo(2);
-        assertThat(r.err()).contains("--capacity-configs: unknown 'hystrix'", "--loads must all be > 0, was [0.0]",
+        assertThat(r.err()).contains("--capacity-configs: unknown 'hystrix'", "--loads must all be finite numbers > 0, was [0.0]",
                 "--sweep values must be between 1 and --max-concurrent 16, was [0, 17]", "--locks must be >= 1, was 0",
                 "--deadline must be >= 1, was 0");
     }
