@@ -6,12 +6,15 @@ import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -119,6 +122,63 @@ public final class FleetCommand implements Callable<Integer> {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
         var problems = new ArrayList<String>();
+        List<FleetTopology> chosen = chosenTopologies(problems);
+        List<PgBouncerFaults.Fault> faultList = chosenFaults(problems);
+        checkNumbers(problems);
+        int withinPool = problems.isEmpty() ? withinBudgetPool(chosen, problems) : 0;
+        if (!problems.isEmpty()) {
+            err.println("error: " + String.join("; ", problems));
+            return 2;
+        }
+        String user = System.getenv().getOrDefault("DB_USER", "postgres");
+        String password = System.getenv().getOrDefault("DB_PASSWORD", "");
+        boolean needsPgBouncer = chosen.stream().anyMatch(t -> t.viaPgBouncer) || !faultList.isEmpty();
+        if (needsPgBouncer && !pgBouncerAnswers(user, password, err)) {
+            return 2;
+        }
+        if (!faultList.isEmpty()) {
+            return faults(faultList, user, password, out, err);
+        }
+        if (!roleReady(user, password, err)) {
+            return 2;
+        }
+        Map<String, FleetReport.Run> results = runAll(chosen, withinPool, user, password, out, err);
+        if (results == null) {
+            return 2;
+        }
+        report(results, withinPool, user, password, out);
+        return samplingFailed(results, err) ? 2 : 0;
+    }
+
+    private List<FleetTopology> chosenTopologies(List<String> problems) {
+        var chosen = new ArrayList<FleetTopology>();
+        for (String t : topologies) {
+            try {
+                chosen.add(FleetTopology.of(t));
+            } catch (IllegalArgumentException e) {
+                problems.add(e.getMessage());
+            }
+        }
+        return chosen;
+    }
+
+    private List<PgBouncerFaults.Fault> chosenFaults(List<String> problems) {
+        var chosen = new ArrayList<PgBouncerFaults.Fault>();
+        for (String f : faults == null ? List.<String>of() : faults) {
+            try {
+                if (f.equals("all")) {
+                    chosen.addAll(List.of(PgBouncerFaults.Fault.values()));
+                } else {
+                    chosen.add(PgBouncerFaults.Fault.of(f));
+                }
+            } catch (IllegalArgumentException e) {
+                problems.add("--faults: " + e.getMessage());
+            }
+        }
+        return chosen;
+    }
+
+    private void checkNumbers(List<String> problems) {
         if (instances < 1) {
             problems.add("--instances must be >= 1, was " + instances);
         }
@@ -135,117 +195,114 @@ public final class FleetCommand implements Callable<Integer> {
             problems.add("--rate must be a finite number > 0 and --phase between 0 and 600 s, were " + rate + " and "
                     + phaseSeconds);
         }
-        var faultList = new ArrayList<PgBouncerFaults.Fault>();
-        for (String f : faults == null ? List.<String>of() : faults) {
-            try {
-                if (f.equals("all")) {
-                    faultList.addAll(List.of(PgBouncerFaults.Fault.values()));
-                } else {
-                    faultList.add(PgBouncerFaults.Fault.of(f));
-                }
-            } catch (IllegalArgumentException e) {
-                problems.add("--faults: " + e.getMessage());
-            }
-        }
         if (deadlineMillis < 1 || deadlineMillis > 60_000) {
             problems.add("--deadline must be between 1 and 60000 ms, was " + deadlineMillis);
         }
-        for (String t : topologies) {
-            if (!List.of("direct-over-budget", "direct-within-budget", "pgbouncer", "direct-within-budget-adaptive",
-                    "pgbouncer-adaptive").contains(t)) {
-                problems.add("unknown topology '" + t + "'");
-            }
-        }
-        int withinPool = problems.isEmpty()
-                ? (int) ConnectionBudget.of(instances, surge, 1, Map.of(), limit, 0).largestPoolThatFits() : 0;
-        if (problems.isEmpty() && withinPool < 1 && topologies.stream().anyMatch(t -> t.startsWith("direct-within"))) {
+    }
+
+    /** The largest pool per instance that fits the connection limit at the deploy's peak. */
+    private int withinBudgetPool(List<FleetTopology> chosen, List<String> problems) {
+        int withinPool = (int) ConnectionBudget.of(instances, surge, 1, Map.of(), limit, 0).largestPoolThatFits();
+        if (withinPool < 1 && chosen.stream().anyMatch(t -> t.withinBudget)) {
             problems.add("--limit " + limit + " leaves no connection for each of " + (instances + surge) + " instances");
         }
-        if (!problems.isEmpty()) {
-            err.println("error: " + String.join("; ", problems));
-            return 2;
+        return withinPool;
+    }
+
+    private boolean pgBouncerAnswers(String user, String password, PrintWriter err) {
+        try (var console = AdminConsole.connect(pgbouncer, user, password)) {
+            console.query("SHOW POOLS");
+            return true;
+        } catch (IOException | RuntimeException e) {
+            err.println("error: cannot reach PgBouncer's admin console on " + pgbouncer + " for the pgbouncer "
+                    + "topology (bin/pgbouncer starts one; or leave it out with --topologies): " + Main.oneLine(e));
+            return false;
         }
-        String user = System.getenv().getOrDefault("DB_USER", "postgres");
-        String password = System.getenv().getOrDefault("DB_PASSWORD", "");
-        if (topologies.stream().anyMatch(t -> t.startsWith("pgbouncer")) || !faultList.isEmpty()) {
-            try (var console = AdminConsole.connect(pgbouncer, user, password)) {
-                console.query("SHOW POOLS");
-            } catch (IOException | RuntimeException e) {
-                err.println("error: cannot reach PgBouncer's admin console on " + pgbouncer + " for the pgbouncer "
-                        + "topology (bin/pgbouncer starts one; or leave it out with --topologies): " + Main.oneLine(e));
-                return 2;
-            }
-        }
-        if (!faultList.isEmpty()) {
-            return faults(faultList, user, password, out, err);
-        }
+    }
+
+    /** The fleet's role, with the connection limit that is the budget. */
+    private boolean roleReady(String user, String password, PrintWriter err) {
         try (Connection admin = DriverManager.getConnection(dbUrl, user, password); var s = admin.createStatement()) {
             s.execute("DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '" + ROLE + "') THEN "
                     + "CREATE ROLE " + ROLE + " LOGIN; END IF; END $$");
             s.execute("ALTER ROLE " + ROLE + " CONNECTION LIMIT " + limit);
+            return true;
         } catch (SQLException e) {
             err.println("error: cannot prepare the fleet's role on " + Secrets.redact(dbUrl) + ": "
                     + Secrets.mask(Main.oneLine(e), Secrets.passwordsIn(dbUrl)));
-            return 2;
+            return false;
         }
+    }
+
+    /** Each topology's run, in order, keyed by its label; null (and the error told) when the server went away. */
+    private Map<String, FleetReport.Run> runAll(List<FleetTopology> chosen, int withinPool, String user,
+            String password, PrintWriter out, PrintWriter err) throws InterruptedException {
         var fleet = new Fleet(out);
         Thread onCtrlC = Thread.ofPlatform().unstarted(fleet::stopAll);
         Runtime.getRuntime().addShutdownHook(onCtrlC);
         var results = new LinkedHashMap<String, FleetReport.Run>();
         try {
-            for (String topology : topologies) {
-                boolean viaPgBouncer = topology.startsWith("pgbouncer");
-                int size = topology.startsWith("direct-within-budget") ? withinPool : pool;
-                out.printf("%s: %d instances (+%d during the deploy), pool %d each, %s%n", topology, instances, surge,
-                        size, viaPgBouncer ? "through PgBouncer" : "straight to PostgreSQL");
+            for (FleetTopology topology : chosen) {
+                int size = topology.withinBudget ? withinPool : pool;
+                out.printf("%s: %d instances (+%d during the deploy), pool %d each, %s%n", topology.label, instances,
+                        surge, size, topology.viaPgBouncer ? "through PgBouncer" : "straight to PostgreSQL");
                 out.flush();
                 clearRole(user, password); // e.g. PgBouncer's idle server connections from an earlier run
-                results.put(topology, fleet.run(topology, viaPgBouncer ? pgbouncerUrl : dbUrl, size,
-                        viaPgBouncer ? pgbouncer : null, user, password));
+                results.put(topology.label, fleet.run(topology, topology.viaPgBouncer ? pgbouncerUrl : dbUrl, size,
+                        topology.viaPgBouncer ? pgbouncer : null, user, password));
             }
+            return results;
         } catch (IOException | SQLException unreachable) {
             err.println("error: " + Secrets.mask(Main.oneLine(unreachable), Secrets.passwordsIn(dbUrl)));
-            return 2;
+            return null;
         } finally {
             fleet.stopAll();
             Runtime.getRuntime().removeShutdownHook(onCtrlC);
             clearRole(user, password);
         }
-        String settings = String.format(java.util.Locale.ROOT, "%d instances + %d surge, connection limit %d (role %s), "
+    }
+
+    private void report(Map<String, FleetReport.Run> results, int withinPool, String user, String password,
+            PrintWriter out) throws IOException {
+        String settings = String.format(Locale.ROOT, "%d instances + %d surge, connection limit %d (role %s), "
                 + "pool %d (within budget: %d), %.0f ops/s per instance, sql=`%s`, %.0f s per phase", instances,
                 surge, limit, ROLE, pool, withinPool, rate, sql, phaseSeconds);
         var table = FleetReport.table(results, limit);
         out.println(settings);
         table.forEach(out::println);
-        if (report != null) {
-            Files.createDirectories(report);
-            Files.writeString(report.resolve("fleet.md"), "# Fleet run\n\n" + settings + "\n\n" + String.join("\n", table)
-                    + "\n\n![server connections over time](fleet.svg)\n", StandardCharsets.UTF_8);
-            Files.writeString(report.resolve("fleet.svg"), FleetReport.svg(results, limit), StandardCharsets.UTF_8);
-            String adaptiveChart = FleetReport.adaptiveSvg(results, poolerPool(user, password));
-            if (adaptiveChart != null) {
-                Files.writeString(report.resolve("fleet-adaptive.svg"), adaptiveChart, StandardCharsets.UTF_8);
-                Files.writeString(report.resolve("fleet.md"), "\n![Σ L, clients waiting, server connections]"
-                        + "(fleet-adaptive.svg)\n", StandardCharsets.UTF_8, java.nio.file.StandardOpenOption.APPEND);
-            }
-            out.println("report: " + report.toAbsolutePath());
+        if (report == null) {
+            return;
         }
+        Files.createDirectories(report);
+        Files.writeString(report.resolve("fleet.md"), "# Fleet run\n\n" + settings + "\n\n" + String.join("\n", table)
+                + "\n\n![server connections over time](fleet.svg)\n", StandardCharsets.UTF_8);
+        Files.writeString(report.resolve("fleet.svg"), FleetReport.svg(results, limit), StandardCharsets.UTF_8);
+        String adaptiveChart = FleetReport.adaptiveSvg(results, poolerPool(user, password));
+        if (adaptiveChart != null) {
+            Files.writeString(report.resolve("fleet-adaptive.svg"), adaptiveChart, StandardCharsets.UTF_8);
+            Files.writeString(report.resolve("fleet.md"), "\n![Σ L, clients waiting, server connections]"
+                    + "(fleet-adaptive.svg)\n", StandardCharsets.UTF_8, StandardOpenOption.APPEND);
+        }
+        out.println("report: " + report.toAbsolutePath());
+    }
+
+    private static boolean samplingFailed(Map<String, FleetReport.Run> results, PrintWriter err) {
         for (var run : results.entrySet()) {
             if (run.getValue().samplingFailure() != null) {
                 err.println("error: " + run.getKey() + ": " + run.getValue().samplingFailure()
                         + "; its server and PgBouncer columns are incomplete");
-                return 2;
+                return true;
             }
         }
-        return 0;
+        return false;
     }
 
     private int faults(List<PgBouncerFaults.Fault> list, String user, String password, PrintWriter out,
             PrintWriter err) throws Exception {
-        var deadline = java.time.Duration.ofMillis(deadlineMillis);
+        var deadline = Duration.ofMillis(deadlineMillis);
         var settings = new PgBouncerFaults.Settings(pgbouncerUrl, user, password, pgbouncer, databaseOf(pgbouncerUrl),
                 pgbouncerPidFile, List.of("sh", "-c", pgbouncerRestart), pool, rate, deadline,
-                java.time.Duration.ofMillis((long) (phaseSeconds * 500)), java.time.Duration.ofMillis(
+                Duration.ofMillis((long) (phaseSeconds * 500)), Duration.ofMillis(
                 (long) (phaseSeconds * 1_000)));
         var faultRuns = new PgBouncerFaults(settings);
         var results = new ArrayList<PgBouncerFaults.Result>();
@@ -311,12 +368,13 @@ public final class FleetCommand implements Callable<Integer> {
      * which only the owner can read ({@code /proc/<pid>/environ}), never on the command line, which any user sees in
      * {@code ps}.
      */
-    ProcessBuilder instance(String name, String url, int size) {
+    ProcessBuilder instance(String name, String url, int size, boolean adaptive) {
         var java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        var pb = new ProcessBuilder(java, "-Xmx128m", "-XX:TieredStopAtLevel=1", "-cp",
-                System.getProperty("java.class.path"), FleetInstance.class.getName(), name, ROLE,
-                Integer.toString(size), Integer.toString(size), Integer.toString(size), "50", Double.toString(rate), sql,
-                name.contains("-adaptive-") ? "adaptive" : "static");
+        var command = new ArrayList<>(List.of(java, "-Xmx128m", "-XX:TieredStopAtLevel=1", "-cp",
+                System.getProperty("java.class.path"), FleetInstance.class.getName()));
+        command.addAll(new FleetInstance.Settings(name, ROLE, size, size, size, Duration.ofMillis(50), rate,
+                sql, adaptive).toArgs());
+        var pb = new ProcessBuilder(command);
         pb.environment().put(FleetInstance.URL_VARIABLE, url);
         pb.environment().put("DB_PASSWORD", "");
         return pb;
@@ -351,18 +409,18 @@ public final class FleetCommand implements Callable<Integer> {
             this.out = out;
         }
 
-        FleetReport.Run run(String topology, String url, int size, String console, String user, String password)
+        FleetReport.Run run(FleetTopology topology, String url, int size, String console, String user, String password)
                 throws IOException, SQLException, InterruptedException {
             var sampler = new FleetSampler(dbUrl, user, password, console, ROLE);
             var samplerThread = Thread.ofPlatform().daemon().start(sampler);
             var all = new ArrayList<Process>();
             try {
                 for (int i = 0; i < instances; i++) {
-                    all.add(start(topology + "-old-" + i, url, size));
+                    all.add(start(topology.label + "-old-" + i, url, size, topology.adaptive));
                 }
                 pause();
                 for (int i = 0; i < surge; i++) {
-                    all.add(start(topology + "-new-" + i, url, size));
+                    all.add(start(topology.label + "-new-" + i, url, size, topology.adaptive));
                 }
                 pause();
                 var results = new ArrayList<Map<String, String>>();
@@ -370,7 +428,7 @@ public final class FleetCommand implements Callable<Integer> {
                 if (killOne && instances > surge) {
                     Process victim = all.get(surge); // an old instance that the deploy would have kept
                     victim.destroyForcibly(); // SIGKILL: its transactions and connections cut
-                    out.println("  killed " + topology + "-old-" + surge + " (SIGKILL)");
+                    out.println("  killed " + topology.label + "-old-" + surge + " (SIGKILL)");
                     out.flush();
                 }
                 for (int i = 0; i < surge; i++) {
@@ -392,8 +450,8 @@ public final class FleetCommand implements Callable<Integer> {
             TimeUnit.MILLISECONDS.sleep((long) (phaseSeconds * 1_000));
         }
 
-        private Process start(String name, String url, int size) throws IOException {
-            var pb = instance(name, url, size);
+        private Process start(String name, String url, int size, boolean adaptive) throws IOException {
+            var pb = instance(name, url, size, adaptive);
             pb.redirectError(ProcessBuilder.Redirect.DISCARD);
             Process p = pb.start();
             running.add(p);
@@ -411,21 +469,10 @@ public final class FleetCommand implements Callable<Integer> {
                 }
                 String text = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
                 p.waitFor(30, TimeUnit.SECONDS);
-                var series = new ArrayList<long[]>();
-                for (String line : text.split("\n")) {
-                    if (line.startsWith("limit ")) {
-                        String[] parts = line.trim().split(" ");
-                        series.add(new long[] {Long.parseLong(parts[1]), Long.parseLong(parts[2])});
-                    }
-                    if (line.startsWith("result ")) {
-                        for (String kv : line.substring(7).trim().split(" ")) {
-                            int eq = kv.indexOf('=');
-                            result.put(kv.substring(0, eq), kv.substring(eq + 1));
-                        }
-                    }
-                }
-                if (!series.isEmpty()) {
-                    limits.add(series);
+                var output = FleetLines.read(text);
+                result.putAll(output.result());
+                if (!output.limits().isEmpty()) {
+                    limits.add(output.limits());
                 }
             } catch (IOException e) {
                 result.put("error", e.getMessage());

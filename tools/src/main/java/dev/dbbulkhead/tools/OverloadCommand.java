@@ -208,39 +208,47 @@ public final class OverloadCommand implements Callable<Integer> {
 
     private void validate() {
         var errors = new ArrayList<String>();
-        if (pool < 1) {
-            errors.add("--pool must be >= 1, was " + pool);
+        checkClassic(errors);
+        checkCapacity(errors);
+        if (!errors.isEmpty()) {
+            throw new ParameterException(spec.commandLine(), String.join("; ", errors));
         }
+    }
+
+    /** The options of the burst and open-loop scenarios. */
+    private void checkClassic(List<String> errors) {
+        atLeast(errors, "--pool", pool, 1);
         if (connectionTimeoutMs < 250) {
             errors.add("--connection-timeout must be >= 250 (HikariCP's minimum), was " + connectionTimeoutMs);
         }
-        if (concurrent < 1) {
-            errors.add("--concurrent must be >= 1, was " + concurrent);
-        } else if (concurrent > pool && pool >= 1) {
+        atLeast(errors, "--concurrent", concurrent, 1);
+        if (concurrent > pool && pool >= 1) {
             errors.add("--concurrent (" + concurrent + ") must not exceed --pool (" + pool + "): the barrier would "
                     + "admit operations that then queue inside the pool");
         }
-        if (extra < 0) {
-            errors.add("--extra must be >= 0, was " + extra);
+        atLeast(errors, "--extra", extra, 0);
+        atLeast(errors, "--wait", waitMs, 0);
+        atLeast(errors, "--operations", operations, 1);
+        if (rate != null) {
+            finitePositive(errors, "--rate", rate);
         }
-        if (waitMs < 0) {
-            errors.add("--wait must be >= 0, was " + waitMs);
-        }
-        if (operations < 1) {
-            errors.add("--operations must be >= 1, was " + operations);
-        }
-        if (rate != null && !(rate > 0 && Double.isFinite(rate))) {
-            errors.add("--rate must be a finite number > 0, was " + rate);
-        }
-        if (!(durationSeconds > 0 && Double.isFinite(durationSeconds))) {
-            errors.add("--duration must be a finite number > 0, was " + durationSeconds);
-        } else if (rate != null && rate * durationSeconds > Integer.MAX_VALUE) {
+        if (finitePositive(errors, "--duration", durationSeconds) && rate != null
+                && rate * durationSeconds > Integer.MAX_VALUE) {
             errors.add("--rate × --duration must be at most " + Integer.MAX_VALUE + " operations, was " + rate + " × "
                     + durationSeconds);
         }
-        if (repetitions < 1) {
-            errors.add("--repetitions must be >= 1, was " + repetitions);
+        atLeast(errors, "--repetitions", repetitions, 1);
+        for (String c : configs) {
+            try {
+                Barriers.byLabel(c);
+            } catch (IllegalArgumentException e) {
+                errors.add("--configs: " + e.getMessage());
+            }
         }
+    }
+
+    /** The options of the capacity scenarios. */
+    private void checkCapacity(List<String> errors) {
         for (String s : scenarios) {
             if (!s.equals("burst") && !s.equals("open-loop") && !CapacityScenario.isOne(s)) {
                 errors.add("--scenarios: unknown '" + s + "'; known: burst, open-loop, s1-cpu, s2-locks, s3-step, "
@@ -255,37 +263,30 @@ public final class OverloadCommand implements Callable<Integer> {
         if (loads.stream().anyMatch(l -> !(l > 0 && Double.isFinite(l)))) {
             errors.add("--loads must all be finite numbers > 0, was " + loads);
         }
-        if (deadlineMs < 1) {
-            errors.add("--deadline must be >= 1, was " + deadlineMs);
-        }
-        if (maxConcurrent < 1) {
-            errors.add("--max-concurrent must be >= 1, was " + maxConcurrent);
-        }
+        atLeast(errors, "--deadline", deadlineMs, 1);
+        atLeast(errors, "--max-concurrent", maxConcurrent, 1);
         if (sweep.stream().anyMatch(b -> b < 1 || b > maxConcurrent)) {
             errors.add("--sweep values must be between 1 and --max-concurrent " + maxConcurrent + ", was " + sweep);
         }
-        if (locks < 1) {
-            errors.add("--locks must be >= 1, was " + locks);
+        atLeast(errors, "--locks", locks, 1);
+        atLeast(errors, "--hold", holdMs, 1);
+        finitePositive(errors, "--cpu", cpuMs);
+        atLeast(errors, "--burst-size", burstSize, 1);
+    }
+
+    private static void atLeast(List<String> errors, String option, long value, long min) {
+        if (value < min) {
+            errors.add(option + " must be >= " + min + ", was " + value);
         }
-        if (holdMs < 1) {
-            errors.add("--hold must be >= 1, was " + holdMs);
+    }
+
+    /** Whether {@code value} is a finite number above zero; an error naming {@code option} otherwise. */
+    private static boolean finitePositive(List<String> errors, String option, double value) {
+        if (value > 0 && Double.isFinite(value)) {
+            return true;
         }
-        if (!(cpuMs > 0 && Double.isFinite(cpuMs))) {
-            errors.add("--cpu must be a finite number > 0, was " + cpuMs);
-        }
-        if (burstSize < 1) {
-            errors.add("--burst-size must be >= 1, was " + burstSize);
-        }
-        for (String c : configs) {
-            try {
-                Barriers.byLabel(c);
-            } catch (IllegalArgumentException e) {
-                errors.add("--configs: " + e.getMessage());
-            }
-        }
-        if (!errors.isEmpty()) {
-            throw new ParameterException(spec.commandLine(), String.join("; ", errors));
-        }
+        errors.add(option + " must be a finite number > 0, was " + value);
+        return false;
     }
 
     private HikariDataSource newPool(TestDatabase db) throws SQLException {

@@ -60,7 +60,7 @@ class FleetCommandTest {
         fleet.rate = 10;
         fleet.sql = "SELECT 1";
         String url = "jdbc:postgresql://fleet:hunter2@db/app?sslpassword=k3y&password=hunter2";
-        var pb = fleet.instance("i-0", url, 4);
+        var pb = fleet.instance("i-0", url, 4, false);
         assertThat(String.join(" ", pb.command())).doesNotContain("hunter2", "k3y", "jdbc:");
         assertThat(pb.environment()).containsEntry(FleetInstance.URL_VARIABLE, url);
     }
