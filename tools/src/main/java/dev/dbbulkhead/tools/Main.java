@@ -1,6 +1,10 @@
 package dev.dbbulkhead.tools;
 
 import dev.dbbulkhead.testkit.Secrets;
+import dev.dbbulkhead.tools.budget.BudgetCommand;
+import dev.dbbulkhead.tools.fleet.FleetCommand;
+import dev.dbbulkhead.tools.overload.OverloadCommand;
+import dev.dbbulkhead.tools.support.Failures;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -17,7 +21,7 @@ public final class Main implements Runnable {
      * The command line, whose unexpected failures (an unreachable database, a server that refuses) are one line and
      * exit status 2, with any password in it masked, instead of a stack trace.
      */
-    static CommandLine commandLine() {
+    public static CommandLine commandLine() {
         var cl = new CommandLine(new Main());
         // A bad value is one line and exit status 2 for every command, as an unreachable server is (no usage dump).
         cl.setParameterExceptionHandler((e, args) -> {
@@ -28,28 +32,11 @@ public final class Main implements Runnable {
             return 2;
         });
         cl.setExecutionExceptionHandler((e, line, parsed) -> {
-            line.getErr().println("error: " + oneLine(e));
+            line.getErr().println("error: " + Failures.oneLine(e));
             line.getErr().flush();
             return 2;
         });
         return cl;
-    }
-
-    /** The failure and its causes' messages, in one line, without passwords. */
-    static String oneLine(Throwable e) {
-        var secrets = new java.util.ArrayList<String>(Secrets.passwordsIn(System.getenv("DB_URL")));
-        secrets.add(System.getenv("DB_PASSWORD"));
-        secrets.add(System.getenv("PGBOUNCER_PASSWORD"));
-        var parts = new java.util.ArrayList<String>();
-        for (Throwable t = e; t != null && parts.size() < 4; t = t.getCause()) {
-            String m = t.getMessage();
-            if (m != null && !m.isBlank() && parts.stream().noneMatch(p -> p.contains(m))) {
-                parts.add(Secrets.mask(m.replaceAll("\\s+", " ").strip(), secrets));
-            } else if (m == null && t.getCause() == null) {
-                parts.add(t.getClass().getSimpleName());
-            }
-        }
-        return String.join(": ", parts);
     }
 
     /** The version of the artifacts this jar was built with (Maven filters it into the jar). */

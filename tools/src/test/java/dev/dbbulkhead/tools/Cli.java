@@ -7,13 +7,13 @@ import java.net.Socket;
 import java.io.StringWriter;
 
 /** Runs the command line in-process, as a user would type it, and keeps what it printed. */
-final class Cli {
+public final class Cli {
     private Cli() {}
 
-    record Result(int exit, String out, String err) {}
+    public record Result(int exit, String out, String err) {}
 
     /** Whether something listens on 127.0.0.1:{@code port} (PostgreSQL, PgBouncer), for tests that need it. */
-    static boolean listening(int port) {
+    public static boolean listening(int port) {
         try (var socket = new Socket()) {
             socket.connect(new InetSocketAddress("127.0.0.1", port), 500);
             return true;
@@ -22,7 +22,7 @@ final class Cli {
         }
     }
 
-    static Result run(String... args) {
+    public static Result run(String... args) {
         var out = new StringWriter();
         var err = new StringWriter();
         var cl = Main.commandLine();

@@ -2,6 +2,7 @@ package dev.dbbulkhead.tools;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.dbbulkhead.tools.support.Failures;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.List;
@@ -43,7 +44,7 @@ class CliFailuresTest {
     @Test
     void oneLineJoinsTheCausesAndMasksPasswords() {
         var e = new IllegalStateException("cannot reach " + URL, new RuntimeException("refused\n  twice"));
-        assertThat(Main.oneLine(e)).isEqualTo(
+        assertThat(Failures.oneLine(e)).isEqualTo(
                 "cannot reach jdbc:postgresql://app:***@127.0.0.1:1/nowhere?password=***: refused twice");
     }
 

@@ -1,4 +1,4 @@
-package dev.dbbulkhead.tools;
+package dev.dbbulkhead.tools.overload;
 
 import dev.dbbulkhead.testkit.TestDatabase;
 import java.io.IOException;
@@ -10,6 +10,7 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
+import dev.dbbulkhead.tools.support.Failures;
 
 /**
  * {@code --pin}: PostgreSQL on the first CPU, this load generator on the others, with {@code taskset}, so that the
@@ -38,7 +39,7 @@ final class Pinning {
             ProcessHandle.of(postmaster).ifPresent(p -> p.children().forEach(child ->
                     commands.add(List.of("taskset", "-a", "-p", "-c", serverCpu, Long.toString(child.pid())))));
         } catch (SQLException | IOException | RuntimeException e) {
-            out.println("--pin: cannot find PostgreSQL's postmaster (" + Main.oneLine(e) + "); pin it yourself: "
+            out.println("--pin: cannot find PostgreSQL's postmaster (" + Failures.oneLine(e) + "); pin it yourself: "
                     + "taskset -a -p -c " + serverCpu + " <postmaster pid>");
         }
         commands.add(List.of("taskset", "-a", "-p", "-c", clientCpus, Long.toString(self)));

@@ -1,8 +1,8 @@
-package dev.dbbulkhead.tools;
+package dev.dbbulkhead.tools.overload;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.dbbulkhead.testkit.TestDatabase;
-import dev.dbbulkhead.tools.CapacityRun.Result;
+import dev.dbbulkhead.tools.overload.CapacityRun.Result;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;

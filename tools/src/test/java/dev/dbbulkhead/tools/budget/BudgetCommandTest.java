@@ -1,4 +1,4 @@
-package dev.dbbulkhead.tools;
+package dev.dbbulkhead.tools.budget;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -7,6 +7,7 @@ import dev.dbbulkhead.testkit.TestDatabase;
 import java.sql.Connection;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import dev.dbbulkhead.tools.Cli;
 
 class BudgetCommandTest {
     private static Cli.Result run(String... args) {

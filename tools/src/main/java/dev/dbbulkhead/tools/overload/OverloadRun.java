@@ -1,6 +1,6 @@
-package dev.dbbulkhead.tools;
+package dev.dbbulkhead.tools.overload;
 
-import dev.dbbulkhead.tools.Barriers.Result;
+import dev.dbbulkhead.tools.overload.Barriers.Result;
 import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryMXBean;
 import java.sql.SQLException;

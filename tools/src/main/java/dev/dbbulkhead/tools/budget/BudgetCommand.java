@@ -1,4 +1,4 @@
-package dev.dbbulkhead.tools;
+package dev.dbbulkhead.tools.budget;
 
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -16,6 +16,8 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.ParameterException;
+import dev.dbbulkhead.tools.support.AdminConsole;
+import dev.dbbulkhead.tools.support.Failures;
 
 /**
  * Checks a fleet's connection budget: {@code peak instances × pool size + other clients ≤ max_connections −
@@ -162,11 +164,11 @@ public final class BudgetCommand implements Callable<Integer> {
             return 2;
         } catch (SQLException unreachable) {
             err.println("error: cannot read the server's settings from " + Secrets.redact(dbUrl) + ": "
-                    + Secrets.mask(Main.oneLine(unreachable), Secrets.passwordsIn(dbUrl)));
+                    + Secrets.mask(Failures.oneLine(unreachable), Secrets.passwordsIn(dbUrl)));
             return 2;
         } catch (IOException unreachable) {
             err.println("error: cannot read PgBouncer's settings from " + pgbouncer + ": "
-                    + Main.oneLine(unreachable));
+                    + Failures.oneLine(unreachable));
             return 2;
         }
     }

@@ -1,4 +1,4 @@
-package dev.dbbulkhead.tools;
+package dev.dbbulkhead.tools.budget;
 
 import java.util.List;
 import java.util.Map;

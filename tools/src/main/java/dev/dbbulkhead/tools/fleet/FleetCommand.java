@@ -1,4 +1,4 @@
-package dev.dbbulkhead.tools;
+package dev.dbbulkhead.tools.fleet;
 
 import dev.dbbulkhead.testkit.Secrets;
 import java.io.IOException;
@@ -23,6 +23,9 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
+import dev.dbbulkhead.tools.budget.ConnectionBudget;
+import dev.dbbulkhead.tools.support.AdminConsole;
+import dev.dbbulkhead.tools.support.Failures;
 
 /**
  * A fleet on one machine: instance processes (separate JVMs, each with its pool and barrier) under open-loop load,
@@ -215,7 +218,7 @@ public final class FleetCommand implements Callable<Integer> {
             return true;
         } catch (IOException | RuntimeException e) {
             err.println("error: cannot reach PgBouncer's admin console on " + pgbouncer + " for the pgbouncer "
-                    + "topology (bin/pgbouncer starts one; or leave it out with --topologies): " + Main.oneLine(e));
+                    + "topology (bin/pgbouncer starts one; or leave it out with --topologies): " + Failures.oneLine(e));
             return false;
         }
     }
@@ -229,7 +232,7 @@ public final class FleetCommand implements Callable<Integer> {
             return true;
         } catch (SQLException e) {
             err.println("error: cannot prepare the fleet's role on " + Secrets.redact(dbUrl) + ": "
-                    + Secrets.mask(Main.oneLine(e), Secrets.passwordsIn(dbUrl)));
+                    + Secrets.mask(Failures.oneLine(e), Secrets.passwordsIn(dbUrl)));
             return false;
         }
     }
@@ -253,7 +256,7 @@ public final class FleetCommand implements Callable<Integer> {
             }
             return results;
         } catch (IOException | SQLException unreachable) {
-            err.println("error: " + Secrets.mask(Main.oneLine(unreachable), Secrets.passwordsIn(dbUrl)));
+            err.println("error: " + Secrets.mask(Failures.oneLine(unreachable), Secrets.passwordsIn(dbUrl)));
             return null;
         } finally {
             fleet.stopAll();
@@ -313,7 +316,7 @@ public final class FleetCommand implements Callable<Integer> {
             try {
                 results.add(faultRuns.run(fault, runId + "-" + fault.option()));
             } catch (IOException | SQLException e) {
-                err.println("error: fault " + fault.option() + ": " + Secrets.mask(Main.oneLine(e),
+                err.println("error: fault " + fault.option() + ": " + Secrets.mask(Failures.oneLine(e),
                         Secrets.passwordsIn(pgbouncerUrl)));
                 return 2;
             }

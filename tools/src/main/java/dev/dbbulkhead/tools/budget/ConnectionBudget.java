@@ -1,4 +1,4 @@
-package dev.dbbulkhead.tools;
+package dev.dbbulkhead.tools.budget;
 
 import java.util.ArrayList;
 import java.util.Collections;
@@ -13,7 +13,7 @@ import java.util.Map;
  * {@code poolers × (max_db_connections + reserve_pool) + other clients ≤ budget} (what they open to PostgreSQL).
  * Immutable; {@link #of} checks every input.
  */
-record ConnectionBudget(int instances, int surge, int poolSize, Map<String, Integer> others, int maxConnections,
+public record ConnectionBudget(int instances, int surge, int poolSize, Map<String, Integer> others, int maxConnections,
         int reserved, Poolers poolers) {
 
     /** {@code count} poolers, each with {@code settings}; null in a direct budget. */
@@ -27,11 +27,11 @@ record ConnectionBudget(int instances, int surge, int poolSize, Map<String, Inte
         }
     }
 
-    ConnectionBudget {
+    public ConnectionBudget {
         others = Collections.unmodifiableMap(new LinkedHashMap<>(others)); // in the order given
     }
 
-    static ConnectionBudget of(int instances, int surge, int poolSize, Map<String, Integer> others,
+    public static ConnectionBudget of(int instances, int surge, int poolSize, Map<String, Integer> others,
             int maxConnections, int reserved) {
         return of(instances, surge, poolSize, others, maxConnections, reserved, null);
     }
@@ -120,7 +120,7 @@ record ConnectionBudget(int instances, int surge, int poolSize, Map<String, Inte
     }
 
     /** The largest pool size per instance that fits, or 0 when even the other clients do not fit. */
-    long largestPoolThatFits() {
+    public long largestPoolThatFits() {
         long room = poolers != null ? poolers.clientCapacity() : budget() - otherClients();
         return room <= 0 ? 0 : room / peakInstances();
     }

@@ -1,4 +1,4 @@
-package dev.dbbulkhead.tools;
+package dev.dbbulkhead.tools.overload;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.dbbulkhead.AdmissionFullException;

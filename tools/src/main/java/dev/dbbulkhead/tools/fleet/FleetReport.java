@@ -1,4 +1,4 @@
-package dev.dbbulkhead.tools;
+package dev.dbbulkhead.tools.fleet;
 
 import java.util.ArrayList;
 import java.util.List;

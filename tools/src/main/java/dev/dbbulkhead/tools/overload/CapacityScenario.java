@@ -1,4 +1,4 @@
-package dev.dbbulkhead.tools;
+package dev.dbbulkhead.tools.overload;
 
 import dev.dbbulkhead.testkit.LockSlots;
 import java.sql.Connection;

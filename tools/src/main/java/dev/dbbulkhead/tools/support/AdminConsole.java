@@ -1,4 +1,4 @@
-package dev.dbbulkhead.tools;
+package dev.dbbulkhead.tools.support;
 
 import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
@@ -24,7 +24,7 @@ import java.util.Map;
  * {@code SET}. Authentication: trust, cleartext or MD5 (PgBouncer's {@code auth_type}s short of SCRAM). Rows come
  * back as column name → text, so that PgBouncer versions with other column sets parse alike. Not thread-safe.
  */
-final class AdminConsole implements AutoCloseable {
+public final class AdminConsole implements AutoCloseable {
     private final Socket socket;
     private final DataInputStream in;
     private final DataOutputStream out;
@@ -40,7 +40,7 @@ final class AdminConsole implements AutoCloseable {
      *
      * @throws IllegalArgumentException naming {@code --pgbouncer} when {@code hostPort} is not HOST:PORT
      */
-    static AdminConsole connect(String hostPort, String user, String password) throws IOException {
+    public static AdminConsole connect(String hostPort, String user, String password) throws IOException {
         int colon = hostPort.lastIndexOf(':');
         try {
             if (colon > 0) {
@@ -54,7 +54,7 @@ final class AdminConsole implements AutoCloseable {
     }
 
     /** Connects to the console database {@code pgbouncer} at {@code host:port} as {@code user}. */
-    static AdminConsole connect(String host, int port, String user, String password) throws IOException {
+    public static AdminConsole connect(String host, int port, String user, String password) throws IOException {
         var socket = new Socket();
         try {
             socket.connect(new InetSocketAddress(host, port), 5_000);
@@ -121,7 +121,7 @@ final class AdminConsole implements AutoCloseable {
     }
 
     /** The rows of one console command, each a map from column name to text (null for NULL). */
-    List<Map<String, String>> query(String sql) throws IOException {
+    public List<Map<String, String>> query(String sql) throws IOException {
         byte[] bytes = sql.getBytes(StandardCharsets.UTF_8);
         out.writeByte('Q');
         out.writeInt(bytes.length + 5);

@@ -1,4 +1,4 @@
-package dev.dbbulkhead.tools;
+package dev.dbbulkhead.tools.fleet;
 
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -6,6 +6,7 @@ import java.sql.SQLException;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
+import dev.dbbulkhead.tools.support.AdminConsole;
 
 /**
  * Every 200 ms during a fleet run: the fleet role's server connections ({@code pg_stat_activity}) and, behind

@@ -1,4 +1,4 @@
-package dev.dbbulkhead.tools;
+package dev.dbbulkhead.tools.fleet;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
