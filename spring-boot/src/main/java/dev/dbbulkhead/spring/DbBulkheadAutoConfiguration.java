@@ -5,6 +5,8 @@ import dev.dbbulkhead.DbBulkhead;
 import dev.dbbulkhead.micrometer.DbBulkheadMetrics;
 import dev.dbbulkhead.spring.actuate.DbBulkheadEndpoint;
 import dev.dbbulkhead.spring.web.DbBulkheadProblemResolver;
+import dev.dbbulkhead.micrometer.BulkheadMeterNames;
+import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.observation.ObservationRegistry;
 import java.util.ArrayList;
@@ -24,6 +26,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
 import org.springframework.boot.jdbc.metadata.CompositeDataSourcePoolMetadataProvider;
 import org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration;
@@ -32,6 +35,7 @@ import org.springframework.boot.jdbc.metadata.DataSourcePoolMetadataProvider;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Role;
+import org.springframework.core.env.Environment;
 import org.springframework.orm.jpa.support.OpenEntityManagerInViewFilter;
 import org.springframework.orm.jpa.support.OpenEntityManagerInViewInterceptor;
 import org.springframework.transaction.PlatformTransactionManager;
@@ -52,6 +56,8 @@ import org.springframework.web.servlet.DispatcherServlet;
 @ConditionalOnBooleanProperty(name = "db-bulkhead.enabled", matchIfMissing = true)
 @EnableConfigurationProperties(DbBulkheadProperties.class)
 public final class DbBulkheadAutoConfiguration {
+    /** The counter of connections taken outside any admission. */
+    public static final String UNADMITTED = "db.bulkhead.connections.unadmitted";
 
     @Bean
     @ConditionalOnMissingBean
@@ -72,7 +78,19 @@ public final class DbBulkheadAutoConfiguration {
     @ConditionalOnMissingBean
     DbBulkhead dbBulkhead(DataSource dataSource, DbBulkheadSettings settings,
             ObjectProvider<BulkheadListener> listeners, ObjectProvider<DbBulkheadBuilderCustomizer> customizers) {
-        return settings.build(dataSource, listeners.orderedStream().toList(), customizers.orderedStream().toList());
+        return settings.build(UnadmittedConnections.unwrapped(dataSource), listeners.orderedStream().toList(),
+                customizers.orderedStream().toList());
+    }
+
+    /** Counts (or refuses) connections taken outside any admission: {@code db-bulkhead.unadmitted-connections}. */
+    @Bean
+    @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+    @ConditionalOnMissingBean
+    static UnadmittedConnections dbBulkheadUnadmittedConnections(Environment environment,
+            ObjectProvider<DbBulkheadAdmission> admission) {
+        var mode = Binder.get(environment).bind("db-bulkhead.unadmitted-connections", UnadmittedConnections.Mode.class)
+                .orElse(UnadmittedConnections.Mode.COUNT);
+        return new UnadmittedConnections(mode, admission);
     }
 
     @Bean
@@ -135,8 +153,14 @@ public final class DbBulkheadAutoConfiguration {
 
         /** The gauges, once the barrier exists; HikariCP's own meters are left as they are. */
         @Bean
-        SmartInitializingSingleton dbBulkheadGauges(DbBulkheadMetrics metrics, ObjectProvider<DbBulkhead> bulkhead) {
-            return () -> bulkhead.ifAvailable(metrics::bind);
+        SmartInitializingSingleton dbBulkheadGauges(DbBulkheadMetrics metrics, ObjectProvider<DbBulkhead> bulkhead,
+                ObjectProvider<UnadmittedConnections> unadmitted, MeterRegistry registry) {
+            return () -> bulkhead.ifAvailable(b -> {
+                metrics.bind(b);
+                unadmitted.ifAvailable(u -> FunctionCounter.builder(UNADMITTED, u, UnadmittedConnections::count)
+                        .description("Connections taken from the DataSource outside any admission")
+                        .baseUnit("connections").tag(BulkheadMeterNames.BULKHEAD, b.name()).register(registry));
+            });
         }
     }
 

@@ -34,6 +34,12 @@ public class DbBulkheadProperties {
     /** Allow JPA's open-in-view, which keeps the connection past the permit's release. */
     private boolean allowOpenInView;
     /**
+     * Connections taken from the DataSource outside any admission, once the application has started: count (counted
+     * in db.bulkhead.connections.unadmitted, each call site logged once), refuse (getConnection fails, naming the
+     * caller) or off.
+     */
+    private UnadmittedConnections.Mode unadmittedConnections = UnadmittedConnections.Mode.COUNT;
+    /**
      * Leak detection: a lease open for longer than this (an admitted method that has not returned) is logged once,
      * with the stack that acquired it, as HikariCP's leakDetectionThreshold does for connections. Zero turns it off.
      */
@@ -270,6 +276,14 @@ public class DbBulkheadProperties {
 
     public void setSharedLimit(Integer sharedLimit) {
         this.sharedLimit = sharedLimit;
+    }
+
+    public UnadmittedConnections.Mode getUnadmittedConnections() {
+        return unadmittedConnections;
+    }
+
+    public void setUnadmittedConnections(UnadmittedConnections.Mode unadmittedConnections) {
+        this.unadmittedConnections = unadmittedConnections;
     }
 
     public boolean isAllowOpenInView() {

@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Spliterator;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
 import org.springframework.aop.Advisor;
@@ -24,6 +25,9 @@ import org.springframework.aop.support.DefaultPointcutAdvisor;
 import org.springframework.aop.support.StaticMethodMatcher;
 import org.springframework.aop.support.annotation.AnnotationMatchingPointcut;
 import org.springframework.beans.factory.BeanFactory;
+import org.springframework.beans.factory.BeanFactoryUtils;
+import org.springframework.beans.factory.FactoryBean;
+import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.beans.factory.config.ConfigurableBeanFactory;
@@ -49,6 +53,11 @@ import org.springframework.util.ReflectionUtils;
  * by then). A call from the bean to itself bypasses the proxy, and so the admission, as it bypasses any Spring
  * advice; no proxy can tell. {@code Object}'s methods ({@code equals}, {@code hashCode}, {@code toString}) are never
  * admitted.
+ *
+ * <p>On a Spring Data repository (JPA, JDBC) the annotation sits on the repository interface or its methods, which
+ * the repository's target ({@code SimpleJpaRepository}) does not implement: such a proxy gets an admission of its
+ * own ({@link RepositoryMethods}) before the repository's transaction, covering derived, {@code @Query} and inherited
+ * methods; its factory's product is created at start-up so that the same checks run for it.
  */
 public class DbWorkloadBeanPostProcessor extends AbstractBeanFactoryAwareAdvisingPostProcessor
         implements SmartInitializingSingleton {
@@ -67,7 +76,7 @@ public class DbWorkloadBeanPostProcessor extends AbstractBeanFactoryAwareAdvisin
         Pointcut onType = new AnnotationMatchingPointcut(DbWorkload.class, true);
         Pointcut onMethod = new AnnotationMatchingPointcut(null, DbWorkload.class, true);
         Pointcut admitted = new ComposablePointcut(onType).union(onMethod).intersection(NOT_OBJECT_METHODS);
-        this.advisor = new DefaultPointcutAdvisor(admitted, new Interceptor());
+        this.advisor = new DefaultPointcutAdvisor(admitted, new Interceptor(this::classTarget));
     }
 
     /** {@code equals}, {@code hashCode}, {@code toString} and {@code Object}'s own are never admitted. */
@@ -88,19 +97,28 @@ public class DbWorkloadBeanPostProcessor extends AbstractBeanFactoryAwareAdvisin
 
     @Override
     public Object postProcessAfterInitialization(Object bean, String beanName) {
-        List<String> found = scanned.computeIfAbsent(AopUtils.getTargetClass(bean), this::scan);
-        if (started && !found.isEmpty()) {
-            // A bean created after start-up (@Lazy, a prototype): the start-up check has run, so this creation fails,
-            // and so does every later one of the same class.
-            throw new DbBulkheadConfigurationException("Bean '" + beanName + "', created after start-up: "
-                    + String.join("\n", found), "Fix the annotation as said; a method that cannot be admitted must "
-                    + "not carry @DbWorkload.");
+        List<Class<?>> declaredOn = RepositoryMethods.annotatedInterfaces(bean);
+        if (!declaredOn.isEmpty()) {
+            return adviseRepository((Advised) bean, declaredOn, beanName);
         }
+        failIfCreatedLate(beanName, scanned.computeIfAbsent(AopUtils.getTargetClass(bean), this::scan));
         Object result = super.postProcessAfterInitialization(bean, beanName);
         if (result instanceof Advised advised) {
             keepAsyncOutside(advised);
         }
         return result;
+    }
+
+    /**
+     * A bean created after start-up (@Lazy, a prototype) with problems: the start-up check has run, so this creation
+     * fails, and so does every later one of the same class.
+     */
+    private void failIfCreatedLate(String beanName, List<String> found) {
+        if (started && !found.isEmpty()) {
+            throw new DbBulkheadConfigurationException("Bean '" + beanName + "', created after start-up: "
+                    + String.join("\n", found), "Fix the annotation as said; a method that cannot be admitted must "
+                    + "not carry @DbWorkload.");
+        }
     }
 
     /**
@@ -129,37 +147,74 @@ public class DbWorkloadBeanPostProcessor extends AbstractBeanFactoryAwareAdvisin
         var found = new ArrayList<String>();
         DbWorkload onType = AnnotatedElementUtils.findMergedAnnotation(type, DbWorkload.class);
         ReflectionUtils.doWithMethods(type, method -> {
-            DbWorkload onMethod = AnnotatedElementUtils.findMergedAnnotation(method, DbWorkload.class);
-            boolean fromType = onMethod == null && onType != null && Modifier.isPublic(method.getModifiers())
-                    && !isObjectMethod(method) && method.getDeclaringClass() != Object.class
-                    && !method.isBridge() && !method.isSynthetic();
-            if (onMethod == null && !fromType) {
-                return;
-            }
-            String caller = "@DbWorkload method " + ClassUtils.getQualifiedMethodName(method, type);
-            int modifiers = method.getModifiers();
-            String unreachable = Modifier.isPrivate(modifiers) ? "private" : Modifier.isStatic(modifiers) ? "static"
-                    : Modifier.isFinal(modifiers) ? "final" : null;
-            if (fromType && Modifier.isStatic(modifiers)) {
-                return; // a type's annotation is about its instances' methods
-            }
-            if (unreachable != null) {
-                found.add(caller + " is " + unreachable + ": a proxy cannot intercept it, so it would run without "
-                        + "admission. Make it public (or protected) and not final, or move the annotation.");
-                return;
-            }
-            String afterReturn = async(method, type) ? null : ReadAfterReturn.why(method.getReturnType());
-            if (afterReturn != null) {
-                found.add(caller + " " + afterReturn);
-                return;
-            }
-            Target target = target(onMethod != null ? onMethod : onType, caller, found);
+            Target target = read(method, type, onType, found);
             if (target != null) {
                 targets.put(new MethodClassKey(method, type), target);
             }
         });
         found.forEach(this::problem);
         return List.copyOf(found);
+    }
+
+    /**
+     * What {@code method}, seen on {@code type} (annotated {@code onType}, or null), asks for: null when it carries no
+     * annotation, or when it cannot be admitted (the problem, naming the method, added to {@code found}).
+     */
+    private Target read(Method method, Class<?> type, DbWorkload onType, List<String> found) {
+        DbWorkload onMethod = AnnotatedElementUtils.findMergedAnnotation(method, DbWorkload.class);
+        int modifiers = method.getModifiers();
+        boolean fromType = onMethod == null && onType != null && Modifier.isPublic(modifiers)
+                && !Modifier.isStatic(modifiers) // a type's annotation is about its instances' methods
+                && !isObjectMethod(method) && method.getDeclaringClass() != Object.class
+                && !method.isBridge() && !method.isSynthetic();
+        if (onMethod == null && !fromType) {
+            return null;
+        }
+        String caller = "@DbWorkload method " + ClassUtils.getQualifiedMethodName(method, type);
+        String unreachable = Modifier.isPrivate(modifiers) ? "private" : Modifier.isStatic(modifiers) ? "static"
+                : Modifier.isFinal(modifiers) ? "final" : null;
+        if (unreachable != null) {
+            found.add(caller + " is " + unreachable + ": a proxy cannot intercept it, so it would run without "
+                    + "admission. Make it public (or protected) and not final, or move the annotation.");
+            return null;
+        }
+        String afterReturn = async(method, type) ? null : ReadAfterReturn.why(method.getReturnType());
+        if (afterReturn != null) {
+            found.add(caller + " " + afterReturn);
+            return null;
+        }
+        return target(onMethod != null ? onMethod : onType, caller, found);
+    }
+
+    /**
+     * A repository (a JDK proxy whose {@code @DbWorkload} interfaces its target does not implement): every annotated
+     * method of those interfaces, inherited ones included, is read now and admitted by an advisor of this proxy's
+     * own, placed before the repository's transaction.
+     */
+    private Object adviseRepository(Advised repository, List<Class<?>> interfaces, String beanName) {
+        var found = new ArrayList<String>();
+        var own = new RepositoryMethods<Target>();
+        for (Class<?> type : interfaces) {
+            DbWorkload onType = AnnotatedElementUtils.findMergedAnnotation(type, DbWorkload.class);
+            for (Method method : type.getMethods()) {
+                Target target = own.has(method) ? null : read(method, type, onType, found);
+                if (target != null) {
+                    own.put(method, target);
+                    targets.put(new MethodClassKey(method, type), target); // checked with the others at start-up
+                }
+            }
+        }
+        found.forEach(this::problem);
+        failIfCreatedLate(beanName, found);
+        if (!own.isEmpty()) {
+            if (repository.isFrozen()) {
+                throw new DbBulkheadConfigurationException("Bean '" + beanName + "' carries @DbWorkload on "
+                        + interfaces + ", but its proxy is frozen: no admission can be added to it.",
+                        "Move the annotation to the service method that calls the repository.");
+            }
+            repository.addAdvisor(0, new DefaultPointcutAdvisor(own, new Interceptor(own::target)));
+        }
+        return repository;
     }
 
     /** An {@code @Async} method is admitted on the thread that runs its body: the future it returns is Spring's. */
@@ -214,9 +269,26 @@ public class DbWorkloadBeanPostProcessor extends AbstractBeanFactoryAwareAdvisin
         }
     }
 
+    /**
+     * A factory's product is created when first asked for, and a repository nobody injects might never be: those
+     * whose interface carries {@code @DbWorkload} are created now, so that the start-up check covers them.
+     */
+    private void createRepositories() {
+        if (!(getBeanFactory() instanceof ListableBeanFactory beans)) {
+            return;
+        }
+        for (String name : beans.getBeanNamesForType(FactoryBean.class, false, false)) {
+            if (beans.getBean(name) instanceof FactoryBean<?> factory && factory.getObjectType() != null
+                    && factory.getObjectType().isInterface() && RepositoryMethods.carries(factory.getObjectType())) {
+                beans.getBean(BeanFactoryUtils.transformedBeanName(name));
+            }
+        }
+    }
+
     /** Once every singleton exists: every annotated method must be admissible, to a workload that exists. */
     @Override
     public void afterSingletonsInstantiated() {
+        createRepositories();
         started = true;
         DbBulkheadAdmission available = admission.getIfAvailable();
         var found = new ArrayList<String>();
@@ -239,29 +311,42 @@ public class DbWorkloadBeanPostProcessor extends AbstractBeanFactoryAwareAdvisin
         }
     }
 
+    /** The target of an invocation on a bean scanned as a class: by its method and target class. */
+    private Target classTarget(MethodInvocation invocation) {
+        Method method = invocation.getMethod();
+        Object self = invocation.getThis();
+        Class<?> type = self != null ? AopUtils.getTargetClass(self) : method.getDeclaringClass();
+        Target target = targets.get(new MethodClassKey(method, type));
+        if (target == null) { // an interface's method, or a class not seen at start-up
+            target = targets.computeIfAbsent(new MethodClassKey(method, type), key -> lookUp(method, type));
+        }
+        return target;
+    }
+
+    private Target lookUp(Method method, Class<?> type) {
+        scan(type);
+        Method specific = AopUtils.getMostSpecificMethod(method, type);
+        Target found = targets.get(new MethodClassKey(specific, type));
+        if (found == null) {
+            throw new IllegalStateException("no admissible @DbWorkload for " + ClassUtils.getQualifiedMethodName(
+                    specific, type) + " (see the start-up report)");
+        }
+        return found;
+    }
+
+    /** Admits each call to the workload its target says, then proceeds. */
     private final class Interceptor implements MethodInterceptor {
-        @Override
-        public Object invoke(MethodInvocation invocation) throws Throwable {
-            Method method = invocation.getMethod();
-            Object self = invocation.getThis();
-            Class<?> type = self != null ? AopUtils.getTargetClass(self) : method.getDeclaringClass();
-            Target target = targets.get(new MethodClassKey(method, type));
-            if (target == null) { // an interface's method, or a class not seen at start-up
-                target = targets.computeIfAbsent(new MethodClassKey(method, type), key -> lookUp(method, type));
-            }
-            return admission.getObject().call(target.workload(), target.queueWait(), target.caller(),
-                    invocation::proceed);
+        private final Function<MethodInvocation, Target> targetOf;
+
+        Interceptor(Function<MethodInvocation, Target> targetOf) {
+            this.targetOf = targetOf;
         }
 
-        private Target lookUp(Method method, Class<?> type) {
-            scan(type);
-            Method specific = AopUtils.getMostSpecificMethod(method, type);
-            Target found = targets.get(new MethodClassKey(specific, type));
-            if (found == null) {
-                throw new IllegalStateException("no admissible @DbWorkload for " + ClassUtils.getQualifiedMethodName(
-                        specific, type) + " (see the start-up report)");
-            }
-            return found;
+        @Override
+        public Object invoke(MethodInvocation invocation) throws Throwable {
+            Target target = targetOf.apply(invocation);
+            return admission.getObject().call(target.workload(), target.queueWait(), target.caller(),
+                    invocation::proceed);
         }
     }
 }

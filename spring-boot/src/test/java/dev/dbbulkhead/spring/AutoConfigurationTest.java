@@ -52,7 +52,9 @@ class AutoConfigurationTest {
             assertThat(w.extraSlots()).isEqualTo(7);
             assertThat(context.getBean(DbBulkheadSettings.class).workload("default").queueWait())
                     .isEqualTo(Duration.ofMillis(100));
-            assertThat(context.getBean(DbBulkhead.class).dataSource()).isSameAs(context.getBean(DataSource.class));
+            assertThat(context.getBean(DbBulkhead.class).dataSource()).as("the barrier is built over the pool itself")
+                    .isSameAs(UnadmittedConnections.unwrapped(context.getBean(DataSource.class)))
+                    .isNotSameAs(context.getBean(DataSource.class));
         });
     }
 
@@ -253,7 +255,7 @@ class AutoConfigurationTest {
         }
         assertThat(ours.keySet()).containsExactly("db-bulkhead.allow-open-in-view", "db-bulkhead.default-workload",
                 "db-bulkhead.enabled", "db-bulkhead.leak-detection-threshold", "db-bulkhead.name",
-                "db-bulkhead.shared-limit", "db-bulkhead.web.enabled", "db-bulkhead.web.retry-after",
+                "db-bulkhead.shared-limit", "db-bulkhead.unadmitted-connections", "db-bulkhead.web.enabled", "db-bulkhead.web.retry-after",
                 "db-bulkhead.workloads");
         assertThat(ours.values()).allSatisfy(p -> assertThat(String.valueOf(p.get("description"))).isNotBlank()
                 .isNotEqualTo("null"));

@@ -37,7 +37,8 @@ import org.springframework.web.bind.annotation.RestController;
         properties = {"db-bulkhead.workloads.w.concurrent=1", "db-bulkhead.workloads.w.extra-slots=1",
             "db-bulkhead.workloads.w.queue-wait=0ms",
             "db-bulkhead.web.retry-after=1500ms", "spring.mvc.problemdetails.enabled=true",
-            "spring.datasource.hikari.maximum-pool-size=2", "spring.datasource.hikari.connection-timeout=250"})
+            "spring.datasource.hikari.maximum-pool-size=2", "spring.datasource.hikari.connection-timeout=250",
+            "spring.jpa.open-in-view=false"})
 class ProblemResponseTest {
     @DynamicPropertySource
     static void database(DynamicPropertyRegistry registry) {
