@@ -1,6 +1,7 @@
 package dev.dbbulkhead;
 
 import dev.dbbulkhead.internal.Barrier;
+import dev.dbbulkhead.internal.PoolShares;
 import dev.dbbulkhead.internal.PoolSizes;
 import dev.dbbulkhead.internal.Preconditions;
 import java.lang.System.Logger.Level;
@@ -72,6 +73,10 @@ public final class DbBulkhead {
         }
         this.workloads = Collections.unmodifiableMap(map);
         this.defaultWorkload = map.values().iterator().next();
+        String shared = PoolShares.claim(source, this, name, b.admitsAtOnce(), b.knownPoolSize);
+        if (shared != null) {
+            LOG.log(Level.WARNING, "db-bulkhead ''{0}'': {1}", name, shared);
+        }
     }
 
     /** A builder for a barrier with named workloads, deadlines and listeners over {@code source}. */
@@ -195,6 +200,8 @@ public final class DbBulkhead {
         private int sharedLimit = -1;
         /** The shared limit the workloads are arbitrated under, once checked; 0: none (no elastic workload). */
         private int arbitrated;
+        /** The pool's size as given or read, once checked; -1: unknown. */
+        private int knownPoolSize = -1;
         private LongSupplier nanoClock = System::nanoTime;
         private boolean statementTimeouts = true;
         private boolean lockTimeouts;
@@ -350,8 +357,16 @@ public final class DbBulkhead {
             return this;
         }
 
+        /** The most operations the barrier admits at once: the shared limit, or what the workloads' B add up to. */
+        private int admitsAtOnce() {
+            return arbitrated > 0 ? arbitrated
+                    : (int) Math.min(Integer.MAX_VALUE, workloads.values().stream().mapToLong(WorkloadConfig::concurrent)
+                            .sum());
+        }
+
         private void checkPoolSize(boolean strict) {
             int pool = poolSize > 0 ? poolSize : PoolSizes.maximumPoolSize(source);
+            knownPoolSize = pool;
             if (workloads.values().stream().anyMatch(w -> w.priority() == Priority.ELASTIC)) {
                 arbitrated = checkSharedLimit(pool);
                 return;

@@ -163,6 +163,9 @@ public final class TestDatabase {
                 .setDataDirectory(data)
                 // Kept across restartEmbedded(); deleted at JVM exit by the shutdown hook.
                 .setCleanDataDirectory(false)
+                // Stopped by our own shutdown hook, after the pools: a second hook of the library's own would race it
+                // ("Could not stop postmaster", a stack trace after correct output, in half the runs).
+                .setRegisterShutdownHook(false)
                 // Enough backends for pool tests plus pg_stat_activity probes.
                 .setServerConfig("max_connections", "200");
         return port > 0 ? builder.setPort(port) : builder;
