@@ -26,7 +26,7 @@ public final class Main implements Runnable {
         // A bad value is one line and exit status 2 for every command, as an unreachable server is (no usage dump).
         cl.setParameterExceptionHandler((e, args) -> {
             var err = e.getCommandLine().getErr();
-            err.println("error: " + Secrets.mask(e.getMessage(), java.util.List.of()) + " (see '"
+            err.println("error: " + Secrets.mask(e.getMessage(), java.util.List.of()) + suggestion(e) + " (see '"
                     + e.getCommandLine().getCommandSpec().qualifiedName() + " --help')");
             err.flush();
             return 2;
@@ -37,6 +37,14 @@ public final class Main implements Runnable {
             return 2;
         });
         return cl;
+    }
+
+    /** For a mistyped option or command, the close ones picocli knows: "; did you mean --duration?". */
+    private static String suggestion(CommandLine.ParameterException e) {
+        if (e instanceof CommandLine.UnmatchedArgumentException unmatched && !unmatched.getSuggestions().isEmpty()) {
+            return "; did you mean " + String.join(" or ", unmatched.getSuggestions()) + "?";
+        }
+        return "";
     }
 
     /** The version of the artifacts this jar was built with (Maven filters it into the jar). */

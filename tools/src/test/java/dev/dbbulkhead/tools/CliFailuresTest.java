@@ -63,6 +63,17 @@ class CliFailuresTest {
         }
     }
 
+    /** A mistyped option is one error line with the options it is close to. */
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {"overload --duraton 5|did you mean --duration?",
+        "budget --instances 2 --pool 5 --max-connections 100 --surg 1|did you mean --surge?", "fleet --surg 1|did you mean --surge?"})
+    void aMistypedOptionIsToldWhatItIsCloseTo(String command, String suggestion) {
+        var r = Cli.run(command.split(" "));
+        assertThat(r.exit()).as(r.err()).isEqualTo(2);
+        assertThat(r.err().strip().lines().toList()).as(r.err()).hasSize(1).first().asString().startsWith("error: ")
+                .contains(suggestion);
+    }
+
     /** Non-finite and overflowing numbers, and repeated or nameless --other clients: refused naming the option. */
     @ParameterizedTest
     @CsvSource(delimiter = '|', value = {

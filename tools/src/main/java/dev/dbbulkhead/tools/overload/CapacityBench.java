@@ -40,10 +40,13 @@ final class CapacityBench {
     private List<String> twoWorkloads = List.of();
     private String pinned = "not pinned";
 
-    CapacityBench(Settings settings, PrintWriter out, TestDatabase db) {
+    private final Progress progress;
+
+    CapacityBench(Settings settings, PrintWriter out, TestDatabase db, Progress progress) {
         this.settings = settings;
         this.out = out;
         this.db = db;
+        this.progress = progress;
     }
 
     /** The configurations of one scenario: the static one expanded to the sweep (not for the step, B has no best). */
@@ -91,10 +94,12 @@ final class CapacityBench {
                     for (String config : configs(scenario)) {
                         byConfig.computeIfAbsent(config, k -> new ArrayList<>())
                                 .add(once(config, work, load * capacity, r));
+                        progress.step(label + " " + load + "x " + config + ", repetition " + (r + 1));
                     }
                 }
             }
         }
+        progress.done();
         var table = new ArrayList<>(table());
         if (!twoWorkloads.isEmpty()) {
             table.add("");
@@ -129,6 +134,7 @@ final class CapacityBench {
                     byConfig.computeIfAbsent(config, k -> new ArrayList<>()).add(CapacityRun.bursts(gate, work,
                             settings.burst(), settings.seconds(), settings.deadlineMs() * 1_000_000));
                 }
+                progress.step(scenario.label + " " + config + ", repetition " + (r + 1));
             }
         }
     }
@@ -160,6 +166,7 @@ final class CapacityBench {
                 for (var e : runs.entrySet()) {
                     System.gc();
                     e.getValue().add(bench.once(e.getKey(), interactive / 2, load * batch, 1000L * r + 7));
+                    progress.step("s5 " + load + "x " + e.getKey().label() + ", repetition " + (r + 1));
                 }
             }
             table.addAll(TwoWorkloads.table(runs, load, table.isEmpty()));

@@ -147,8 +147,8 @@ public final class OverloadCommand implements Callable<Integer> {
         }
         if (!capacity.isEmpty()) {
             new CapacityBench(new CapacityBench.Settings(capacity, capacityConfigs, loads, sweep, maxConcurrent,
-                    deadlineMs, durationSeconds, repetitions, locks, holdMs, cpuMs, burstSize, report, pin), out, db)
-                    .run();
+                    deadlineMs, durationSeconds, repetitions, locks, holdMs, cpuMs, burstSize, report, pin), out, db,
+                    new Progress(spec.commandLine().getErr(), 0)).run();
         }
         return 0;
     }
@@ -308,36 +308,6 @@ public final class OverloadCommand implements Callable<Integer> {
             return scenario.equals("burst")
                     ? OverloadRun.burst(gate, sql, operations)
                     : OverloadRun.openLoop(gate, sql, openRate, durationSeconds);
-        }
-    }
-
-    /** A progress bar on a terminal; nothing when the output is not one. */
-    private static final class Progress {
-        private final PrintWriter err;
-        private final int total;
-        private final boolean terminal = System.console() != null;
-        private int done;
-
-        Progress(PrintWriter err, int total) {
-            this.err = err;
-            this.total = total;
-        }
-
-        void step(String what) {
-            done++;
-            if (terminal) {
-                int width = 30;
-                int filled = done * width / total;
-                err.printf("\r[%s%s] %d/%d %-30s", "#".repeat(filled), ".".repeat(width - filled), done, total, what);
-                err.flush();
-            }
-        }
-
-        void done() {
-            if (terminal) {
-                err.print("\r" + " ".repeat(80) + "\r");
-                err.flush();
-            }
         }
     }
 }
