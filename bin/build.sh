@@ -1,4 +1,4 @@
-# Sourced by bin/db-bulkhead and bin/spring-service: builds one module's executable jar once, and again only when a
+# Sourced by bin/db-bulkhead, bin/spring-service and bin/spring-jpa: builds one module's executable jar once, and again only when a
 # source or POM it depends on changed, showing each module as Maven starts it and a dot per 50 downloads.
 # Usage: build_once JAR MODULE DIR... (DIRs relative to the repository: whose src/main and pom.xml count)
 build_once() {
