@@ -1,8 +1,9 @@
 package dev.dbbulkhead.internal;
 
+import java.lang.ref.WeakReference;
+import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.Map;
-import java.util.WeakHashMap;
+import java.util.List;
 import java.util.stream.Collectors;
 import javax.sql.DataSource;
 
@@ -10,14 +11,20 @@ import javax.sql.DataSource;
  * The barriers built over each pool in this JVM, with what each admits at once (its workloads' B, or its shared
  * limit). One barrier per pool is the rule; a second barrier over the same pool is legal, but when the barriers' B
  * add up past the pool size they admit more operations than there are connections, and the excess waits inside the
- * pool, where no barrier sees it. That is told once, when the barrier that crosses the line is built. Pools and
- * barriers are held weakly: a barrier that is gone no longer counts. Thread-safe.
+ * pool, where no barrier sees it. That is told once, when the barrier that crosses the line is built (a barrier
+ * that alone exceeds the pool is told so by its own check). Pools and barriers are held weakly and compared by
+ * identity (a pool's own {@code equals} and {@code hashCode} are never called): a barrier no longer referenced stops
+ * counting once it has been garbage-collected. Thread-safe.
  */
 public final class PoolShares {
-    /** Per pool, per barrier (weak keys both), the barrier's name and what it admits at once. */
-    private static final Map<DataSource, Map<Object, Share>> BY_POOL = new WeakHashMap<>();
+    private record Share(WeakReference<DataSource> pool, WeakReference<Object> barrier, String name, int admits) {
+        boolean gone() {
+            return pool.get() == null || barrier.get() == null;
+        }
+    }
 
-    private record Share(String name, int admits) {}
+    /** Every live barrier's share; a JVM has few pools and barriers, so a list scanned under a lock is enough. */
+    private static final List<Share> SHARES = new ArrayList<>();
 
     private PoolShares() {}
 
@@ -27,19 +34,21 @@ public final class PoolShares {
      * over that pool now admit more than it holds, else null.
      */
     public static String claim(DataSource pool, Object barrier, String name, int admits, int poolSize) {
-        synchronized (BY_POOL) {
-            Map<Object, Share> shares = BY_POOL.computeIfAbsent(pool, p -> new WeakHashMap<>());
-            shares.put(barrier, new Share(name, admits));
-            long total = shares.values().stream().mapToLong(Share::admits).sum();
-            if (poolSize <= 0 || shares.size() < 2 || total <= poolSize) {
-                return null;
-            }
-            String each = shares.values().stream().sorted(Comparator.comparing(Share::name)).map(s -> "'" + s.name() + "' " + s.admits())
-                    .collect(Collectors.joining(", "));
-            return shares.size() + " barriers over one pool of " + poolSize + " connections admit " + total
-                    + " operations at once (" + each + "): the " + (total - poolSize) + " beyond the pool wait inside "
-                    + "it, where no barrier sees them. Share one barrier per pool (with a workload for each budget), "
-                    + "or lower concurrent so that they add up to at most " + poolSize;
+        List<Share> same;
+        synchronized (SHARES) {
+            SHARES.removeIf(Share::gone);
+            SHARES.add(new Share(new WeakReference<>(pool), new WeakReference<>(barrier), name, admits));
+            same = SHARES.stream().filter(s -> s.pool().get() == pool).toList();
         }
+        long total = same.stream().mapToLong(Share::admits).sum();
+        if (poolSize <= 0 || admits > poolSize || same.size() < 2 || total <= poolSize) {
+            return null;
+        }
+        String each = same.stream().sorted(Comparator.comparing(Share::name)).map(s -> "'" + s.name() + "' "
+                + s.admits()).collect(Collectors.joining(", "));
+        return same.size() + " barriers over one pool of " + poolSize + " connections admit " + total
+                + " operations at once (" + each + "): the " + (total - poolSize) + " beyond the pool wait inside "
+                + "it, where no barrier sees them. Share one barrier per pool (with a workload for each budget), "
+                + "or lower concurrent so that they add up to at most " + poolSize;
     }
 }

@@ -33,6 +33,23 @@ class PoolSharesTest {
     }
 
     @Test
+    void aPoolIsComparedByIdentityNeverByItsOwnEqualsOrHashCode() {
+        var pool = (javax.sql.DataSource) java.lang.reflect.Proxy.newProxyInstance(getClass().getClassLoader(),
+                new Class<?>[] {javax.sql.DataSource.class}, (proxy, method, args) -> {
+                    throw new AssertionError(method.getName() + " called");
+                });
+        assertThat(PoolShares.claim(pool, new Object(), "a", 10, 12)).isNull();
+        assertThat(PoolShares.claim(pool, new Object(), "b", 10, 12)).contains("admit 20 operations at once");
+    }
+
+    @Test
+    void aBarrierThatAloneExceedsThePoolIsLeftToItsOwnCheck() {
+        var pool = new NoopDataSource();
+        assertThat(PoolShares.claim(pool, new Object(), "a", 4, 8)).isNull();
+        assertThat(PoolShares.claim(pool, new Object(), "b", 16, 8)).isNull();
+    }
+
+    @Test
     void everyBarrierBuiltClaimsItsShareOfItsPool() {
         var pool = new NoopDataSource();
         var orders = DbBulkhead.builder(pool).name("orders").poolSize(20).workload("w", 16, 0).build();
