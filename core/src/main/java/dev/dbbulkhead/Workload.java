@@ -70,7 +70,7 @@ public interface Workload {
         return config().extraSlots();
     }
 
-    /** Whether this workload refuses at once a caller whose expected wait exceeds what it may wait. */
+    /** Whether this workload refuses at once a caller that almost surely cannot start within what it may wait. */
     default boolean predictive() {
         return config().predictiveRejection();
     }

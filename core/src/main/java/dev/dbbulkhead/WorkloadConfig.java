@@ -104,7 +104,10 @@ public final class WorkloadConfig {
         return priority;
     }
 
-    /** Whether a caller whose expected wait exceeds what it may wait is refused at once: set, or a DEADLINE queue. */
+    /**
+     * Whether a caller that almost surely cannot start within what it may wait is refused at once: set, or a DEADLINE
+     * queue.
+     */
     public boolean predictiveRejection() {
         return predictiveRejection || queue != QueuePolicy.FIFO;
     }

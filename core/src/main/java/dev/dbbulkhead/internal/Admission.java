@@ -206,7 +206,7 @@ final class Admission implements PermitLease.Owner {
             return null; // a permit is free
         }
         lease.allow(door.waitNanos(lease.allowedWaitNanos(), lease.deadlineBinds()));
-        if (expected > lease.allowedWaitNanos()) {
+        if (expected > lease.allowedWaitNanos() && door.unlikelyToStart(limit, lease.allowedWaitNanos(), now)) {
             if (auditedInstead(lease)) {
                 return null;
             }
@@ -293,6 +293,9 @@ final class Admission implements PermitLease.Owner {
     }
 
     private Result timedOut(PermitLease lease, long waited) {
+        if (door != null) {
+            door.refused(telemetry.now());
+        }
         if (lease.leavesEarly()) { // the door kept back the time its work needs: it could no longer finish in time
             return refused(RejectionReason.WOULD_TIME_OUT, waited, rejections.wouldTimeOut(snapshot(
                     lease.allowedWaitNanos()), 0, waited));

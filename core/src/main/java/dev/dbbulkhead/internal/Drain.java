@@ -122,21 +122,32 @@ final class Drain {
     /**
      * The expected wait of a caller arriving at {@code now} behind {@code queued} waiters, with {@code free} of
      * {@code limit} execution permits free: none with a free permit; else the time for {@code queued + 1} permits to
-     * come back at {@code limit / mean} per nanosecond. Before any release, the mean is how long the first permit has
-     * been held so far.
+     * come back at {@code limit / mean} per nanosecond.
      */
     long expectedWaitNanos(int queued, int free, int limit, long now) {
-        if (free > 0) {
-            return 0;
-        }
-        long hold = meanNanos();
+        return free > 0 ? 0 : Nanos.saturatedMultiply(holdNanos(now), queued + 1L) / Math.max(1, limit);
+    }
+
+    /**
+     * Whether a caller arriving at {@code now} behind {@code queued} waiters, with no permit free, has a chance below
+     * {@link StartChance#REFUSE_BELOW} to start within {@code withinNanos}: permits coming back at {@code limit / mean}
+     * per nanosecond, one at a time and at random ({@link StartChance}).
+     */
+    boolean unlikelyToStart(int queued, int limit, long withinNanos, long now) {
+        long hold = holdNanos(now);
         if (hold == 0) {
-            long first = firstGrantAt;
-            if (first == 0) {
-                return 0;
-            }
-            hold = Math.max(0, now - first);
+            return false; // nothing to predict from
         }
-        return Nanos.saturatedMultiply(hold, queued + 1L) / Math.max(1, limit);
+        return StartChance.unlikely(queued + 1, (double) withinNanos * Math.max(1, limit) / hold);
+    }
+
+    /** The mean hold; before any release, how long the first permit has been held so far (0: none granted yet). */
+    private long holdNanos(long now) {
+        long hold = meanNanos();
+        if (hold != 0) {
+            return hold;
+        }
+        long first = firstGrantAt;
+        return first == 0 ? 0 : Math.max(0, now - first);
     }
 }

@@ -16,9 +16,9 @@ public interface Rejections {
     BulkheadRejectedException queueTimeout(Snapshot state);
 
     /**
-     * The caller could not be served in time: refused at once because the expected wait exceeds what it may wait
-     * ({@code waitedNanos} 0), or, having waited {@code waitedNanos}, it left when it could no longer finish its work
-     * before its deadline ({@code expectedWaitNanos} 0).
+     * The caller could not be served in time: refused at once because its expected wait exceeds what it may wait and
+     * its chance to start in time is below 1 % ({@code waitedNanos} 0), or, having waited {@code waitedNanos}, it left
+     * when it could no longer finish its work before its deadline ({@code expectedWaitNanos} 0).
      */
     BulkheadRejectedException wouldTimeOut(Snapshot state, long expectedWaitNanos, long waitedNanos);
 

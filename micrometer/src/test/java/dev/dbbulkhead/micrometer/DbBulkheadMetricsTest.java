@@ -215,14 +215,15 @@ class DbBulkheadMetricsTest {
                         .predictionAudit(1.0).build()).build());
         gate.transaction(Duration.ofSeconds(1), c -> {
             try (var s = c.createStatement()) {
-                s.execute("SELECT pg_sleep(0.05)");
+                s.execute("SELECT pg_sleep(0.2)");
             }
             return null;
         });
         try (var lease = gate.acquire(Duration.ZERO)) {
-            // Behind a 50 ms hold, a 5 ms queue wait is predicted to fail; the audit (all of them) admits it anyway.
+            // Behind a 200 ms hold, a 1 ms queue wait has a chance of about 0.5 % to start: predicted to fail; the
+            // audit (all of them) admits it anyway.
             try (var other = Executors.newVirtualThreadPerTaskExecutor()) {
-                Future<Integer> audited = other.submit(() -> gate.transaction(Duration.ofMillis(5), c -> 1));
+                Future<Integer> audited = other.submit(() -> gate.transaction(Duration.ofMillis(1), c -> 1));
                 assertThatThrownBy(audited::get).isInstanceOf(ExecutionException.class)
                         .hasCauseInstanceOf(QueueTimeoutException.class);
             }

@@ -89,7 +89,7 @@ public class DbBulkheadProperties {
         private Duration deadline;
         /** Allow REQUIRES_NEW (a second connection) while an admitted transaction is suspended on the thread. */
         private boolean allowRequiresNew;
-        /** Refuse at once a caller whose expected wait for a permit exceeds its queue wait or deadline. */
+        /** Refuse at once a caller that almost surely (99 %) cannot get a permit within its queue wait or deadline. */
         private boolean predictiveRejection;
         /** When set, the workload's limit adapts to the database's latency, between this minimum and concurrent. */
         private Integer adaptiveLimitMin;
