@@ -1,6 +1,7 @@
 package dev.dbbulkhead;
 
 import java.util.Optional;
+import java.util.concurrent.CompletionStage;
 
 /**
  * Admission to a workload without a transaction: both permits (the admission slot and the execution permit),
@@ -55,7 +56,7 @@ public interface Lease extends AutoCloseable {
      * @throws IllegalStateException when called from a thread other than the one that acquired the lease
      * @throws NullPointerException when {@code stage} is null
      */
-    void closeWhenComplete(java.util.concurrent.CompletionStage<?> stage);
+    void closeWhenComplete(CompletionStage<?> stage);
 
     /**
      * Releases both permits, once; later calls do nothing.

@@ -5,8 +5,10 @@ import dev.dbbulkhead.tools.budget.BudgetCommand;
 import dev.dbbulkhead.tools.fleet.FleetCommand;
 import dev.dbbulkhead.tools.overload.OverloadCommand;
 import dev.dbbulkhead.tools.support.Failures;
-import picocli.CommandLine;
+import java.util.List;
+import java.util.Properties;
 import picocli.CommandLine.Command;
+import picocli.CommandLine;
 
 /** Entry point of the db-bulkhead command-line tools. */
 @Command(name = "db-bulkhead", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
@@ -26,7 +28,7 @@ public final class Main implements Runnable {
         // A bad value is one line and exit status 2 for every command, as an unreachable server is (no usage dump).
         cl.setParameterExceptionHandler((e, args) -> {
             var err = e.getCommandLine().getErr();
-            err.println("error: " + Secrets.mask(e.getMessage(), java.util.List.of()) + suggestion(e) + " (see '"
+            err.println("error: " + Secrets.mask(e.getMessage(), List.of()) + suggestion(e) + " (see '"
                     + e.getCommandLine().getCommandSpec().qualifiedName() + " --help')");
             err.flush();
             return 2;
@@ -51,7 +53,7 @@ public final class Main implements Runnable {
     static final class Version implements CommandLine.IVersionProvider {
         @Override
         public String[] getVersion() throws Exception {
-            var properties = new java.util.Properties();
+            var properties = new Properties();
             try (var in = Main.class.getResourceAsStream("/db-bulkhead-tools.properties")) {
                 if (in != null) {
                     properties.load(in);

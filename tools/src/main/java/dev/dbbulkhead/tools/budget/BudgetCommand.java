@@ -1,5 +1,8 @@
 package dev.dbbulkhead.tools.budget;
 
+import dev.dbbulkhead.testkit.Secrets;
+import dev.dbbulkhead.tools.support.AdminConsole;
+import dev.dbbulkhead.tools.support.Failures;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.sql.Connection;
@@ -9,15 +12,13 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Properties;
 import java.util.concurrent.Callable;
-import dev.dbbulkhead.testkit.Secrets;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Option;
-import picocli.CommandLine.Spec;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
-import dev.dbbulkhead.tools.support.AdminConsole;
-import dev.dbbulkhead.tools.support.Failures;
+import picocli.CommandLine.Spec;
 
 /**
  * Checks a fleet's connection budget: {@code peak instances × pool size + other clients ≤ max_connections −
@@ -204,7 +205,7 @@ public final class BudgetCommand implements Callable<Integer> {
     /** What the server says about its connections. */
     record ServerConnections(int maxConnections, int reserved, int inUse, Map<String, Integer> byApplication) {
         static ServerConnections read(String url, String user, String password) throws SQLException {
-            var props = new java.util.Properties();
+            var props = new Properties();
             if (!user.isEmpty()) {
                 props.setProperty("user", user);
             }

@@ -1,6 +1,7 @@
 package dev.dbbulkhead.tools.budget;
 
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 
 /**
@@ -41,7 +42,7 @@ record PoolerQueue(String database, int clientsActive, int clientsWaiting, int s
     }
 
     String describe() {
-        return String.format(java.util.Locale.ROOT, "  queue no barrier sees, now: %d client(s) waiting for a server "
+        return String.format(Locale.ROOT, "  queue no barrier sees, now: %d client(s) waiting for a server "
                 + "connection (longest %.3f s), %d active, %d server connection(s) busy", clientsWaiting, maxWaitSeconds,
                 clientsActive, serversActive);
     }

@@ -1,6 +1,9 @@
 package dev.dbbulkhead.tools.fleet;
 
 import dev.dbbulkhead.testkit.Secrets;
+import dev.dbbulkhead.tools.budget.ConnectionBudget;
+import dev.dbbulkhead.tools.support.AdminConsole;
+import dev.dbbulkhead.tools.support.Failures;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
@@ -23,9 +26,6 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
-import dev.dbbulkhead.tools.budget.ConnectionBudget;
-import dev.dbbulkhead.tools.support.AdminConsole;
-import dev.dbbulkhead.tools.support.Failures;
 
 /**
  * A fleet on one machine: instance processes (separate JVMs, each with its pool and barrier) under open-loop load,
@@ -321,7 +321,7 @@ public final class FleetCommand implements Callable<Integer> {
                 return 2;
             }
         }
-        String settingsLine = String.format(java.util.Locale.ROOT, "faults through %s: pool %d, B = %d adaptive "
+        String settingsLine = String.format(Locale.ROOT, "faults through %s: pool %d, B = %d adaptive "
                 + "(min 1), Q = %d, %.0f ops/s (an INSERT into the ledger and 5 ms), %.1f s before each fault and "
                 + "%.1f s after", Secrets.redact(pgbouncerUrl), pool, pool, pool, rate, phaseSeconds / 2, phaseSeconds);
         var table = PgBouncerFaults.table(results, deadline);

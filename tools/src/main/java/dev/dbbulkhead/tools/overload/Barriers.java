@@ -3,8 +3,8 @@ package dev.dbbulkhead.tools.overload;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.dbbulkhead.AdmissionFullException;
 import dev.dbbulkhead.DbBulkhead;
-import dev.dbbulkhead.WorkloadConfig;
 import dev.dbbulkhead.QueueTimeoutException;
+import dev.dbbulkhead.WorkloadConfig;
 import dev.dbbulkhead.WouldTimeOutException;
 import dev.dbbulkhead.testkit.TestDatabase;
 import io.github.resilience4j.bulkhead.Bulkhead;
@@ -15,6 +15,7 @@ import java.sql.SQLException;
 import java.sql.SQLTransientConnectionException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
@@ -42,7 +43,7 @@ enum Barriers {
             }
         }
         throw new IllegalArgumentException("unknown configuration '" + label + "'; known: "
-                + java.util.Arrays.stream(values()).map(b -> b.label).toList());
+                + Arrays.stream(values()).map(b -> b.label).toList());
     }
 
     /** How one operation ended. */
@@ -151,7 +152,7 @@ enum Barriers {
             plainStatement(pool, sql);
             times[i] = System.nanoTime() - start;
         }
-        java.util.Arrays.sort(times);
+        Arrays.sort(times);
         return times[runs / 2];
     }
 

@@ -14,6 +14,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Random;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.ToDoubleFunction;
@@ -190,7 +191,7 @@ final class CapacityBench {
         try (var tasks = Executors.newVirtualThreadPerTaskExecutor()) {
             for (int i = 0; i < callers; i++) {
                 tasks.submit(() -> {
-                    var random = new java.util.Random(callers);
+                    var random = new Random(callers);
                     while (System.nanoTime() < end) {
                         Barriers.plainStatement(ds, work.sql(0, random.nextDouble()));
                         done.increment();

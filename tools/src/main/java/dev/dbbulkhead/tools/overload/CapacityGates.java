@@ -6,16 +6,20 @@ import com.netflix.concurrency.limits.limit.AIMDLimit;
 import com.netflix.concurrency.limits.limit.Gradient2Limit;
 import com.netflix.concurrency.limits.limit.VegasLimit;
 import com.netflix.concurrency.limits.limiter.SimpleLimiter;
+import dev.dbbulkhead.BulkheadListener;
 import dev.dbbulkhead.DbBulkhead;
-import dev.dbbulkhead.WorkloadConfig;
 import dev.dbbulkhead.Deadline;
 import dev.dbbulkhead.QueuePolicy;
 import dev.dbbulkhead.Workload;
+import dev.dbbulkhead.WorkloadConfig;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.SQLTransientConnectionException;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
 import javax.sql.DataSource;
 
 /**
@@ -71,7 +75,7 @@ final class CapacityGates {
     static final String DEADLINE_ADAPTIVE = "deadline-adaptive";
     /** What the documentation recommends: {@link WorkloadConfig#recommended}. */
     static final String RECOMMENDED = "recommended";
-    static final java.util.List<String> ALL = java.util.List.of(POOL_ONLY, STATIC, FIXED, ADAPTIVE, GRADIENT2, VEGAS,
+    static final List<String> ALL = List.of(POOL_ONLY, STATIC, FIXED, ADAPTIVE, GRADIENT2, VEGAS,
             AIMD, FIFO_DEEP, DEADLINE, DEADLINE_NEWEST, DEADLINE_ADAPTIVE, RECOMMENDED);
     /** The share of predicted refusals that the adaptive configuration admits anyway, to count the false ones. */
     static final double AUDIT = 0.02;
@@ -121,16 +125,16 @@ final class CapacityGates {
             // AIMD backs off on a drop or on a latency above its timeout: the deadline.
             case AIMD -> netflix(pool, AIMDLimit.newBuilder().minLimit(1).maxLimit(concurrent)
                     .initialLimit(Math.max(1, concurrent / 2))
-                    .timeout(deadlineMs, java.util.concurrent.TimeUnit.MILLISECONDS).build());
+                    .timeout(deadlineMs, TimeUnit.MILLISECONDS).build());
             default -> throw new IllegalArgumentException("unknown configuration '" + label + "'; known: " + ALL);
         };
     }
 
     /** db-bulkhead with {@code config}, which predicts and audits a share of its predicted refusals. */
     private static Gate audited(DataSource pool, String label, WorkloadConfig config) {
-        var audited = new java.util.concurrent.atomic.LongAdder();
-        var served = new java.util.concurrent.atomic.LongAdder();
-        var listener = new dev.dbbulkhead.BulkheadListener() {
+        var audited = new LongAdder();
+        var served = new LongAdder();
+        var listener = new BulkheadListener() {
             @Override
             public void onPredictionAudited(Workload workload, boolean servedInTime, long waitedNanos) {
                 audited.increment();

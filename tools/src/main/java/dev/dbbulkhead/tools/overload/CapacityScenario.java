@@ -3,6 +3,7 @@ package dev.dbbulkhead.tools.overload;
 import dev.dbbulkhead.testkit.LockSlots;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.util.Arrays;
 import javax.sql.DataSource;
 
 /**
@@ -101,7 +102,7 @@ enum CapacityScenario {
                 s.execute("SELECT count(md5(g::text)) FROM generate_series(1, " + rounds + ") g");
                 t[i] = System.nanoTime() - start;
             }
-            java.util.Arrays.sort(t);
+            Arrays.sort(t);
             rounds = (int) Math.max(100, rounds * millis * 1e6 / t[t.length / 2]);
         }
         return rounds;
