@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -118,6 +119,44 @@ class PredictiveRejectionTest {
             assertThat(queued.get(10, TimeUnit.SECONDS)).isEqualTo(42);
         }
         assertThat(rejections).isEmpty();
+    }
+
+    /**
+     * The audit judges a prediction by whether the caller started within what it allowed, on the workload's clock: a
+     * permit it woke to only after that still runs its work, but counts as not served in time.
+     */
+    @Test
+    void anAuditedCallerIsServedInTimeOnlyIfItsPermitCameWithinItsWait() throws Exception {
+        assertThat(audited(Duration.ZERO)).containsExactly(true);
+        assertThat(audited(Duration.ofSeconds(10))).containsExactly(false);
+    }
+
+    /** One audited caller allowed 5 s, its permit granted after the clock moved on by {@code late}: the audits. */
+    private List<Boolean> audited(Duration late) throws Exception {
+        var offset = new AtomicLong();
+        var audits = new CopyOnWriteArrayList<Boolean>();
+        Workload w = POOL.track(DbBulkhead.builder(POOL.get()).nanoClock(() -> System.nanoTime() + offset.get())
+                .workload(WorkloadConfig.builder("w").concurrent(1).extraSlots(10).predictiveRejection(true)
+                        .predictionAudit(1.0).build())
+                .listener(new BulkheadListener() {
+                    @Override
+                    public void onPredictionAudited(Workload workload, boolean servedInTime, long waitedNanos) {
+                        audits.add(servedInTime);
+                    }
+                }).build()).workload("w");
+        for (int i = 0; i < 3; i++) { // holds of 1,000 s on the workload's clock
+            w.transaction(Duration.ofSeconds(5), c -> offset.addAndGet(TimeUnit.SECONDS.toNanos(1_000)));
+        }
+        try (var g = new Gate()) {
+            g.hold(w, 1);
+            // One hold of 1,000 s to come back within 5 s: a chance of 0.5 %, refused but for the audit.
+            var caller = g.queue(w, Duration.ofSeconds(5), c -> Db.count(c, "SELECT 1"));
+            offset.addAndGet(late.toNanos());
+            g.release();
+            assertThat(caller.get(10, TimeUnit.SECONDS)).as("admitted, served").isEqualTo(1);
+        }
+        assertThat(w.available()).isEqualTo(1);
+        return audits;
     }
 
     @Test

@@ -268,8 +268,9 @@ final class Admission implements PermitLease.Owner {
             return interrupted(interrupted, telemetry.now() - start);
         }
         long now = telemetry.now();
-        if (lease.audited) {
-            telemetry.predictionAudited(workload, entry == Permits.Entry.ACQUIRED, now - start);
+        if (lease.audited) { // a grant it woke to only after its allowed wait was not a start in time
+            telemetry.predictionAudited(workload, entry == Permits.Entry.ACQUIRED
+                    && now - start <= lease.allowedWaitNanos(), now - start);
         }
         if (entry != Permits.Entry.ACQUIRED) {
             return timedOut(lease, now - start);
