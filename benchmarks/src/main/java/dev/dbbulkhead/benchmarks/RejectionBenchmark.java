@@ -2,6 +2,7 @@ package dev.dbbulkhead.benchmarks;
 
 import dev.dbbulkhead.DbBulkhead;
 import dev.dbbulkhead.testkit.NoopDataSource;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.RejectedExecutionException;
@@ -72,7 +73,7 @@ public class RejectionBenchmark {
             release.await();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new java.sql.SQLException(e);
+            throw new SQLException(e);
         }
     }
 

@@ -6,10 +6,12 @@ import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.SecureRandom;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.Comparator;
 import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -47,7 +49,7 @@ public final class TestDatabase {
             }
             return fixed;
         }
-        return "db_bulkhead_test_" + Long.toString(new java.security.SecureRandom().nextLong() >>> 1, 36);
+        return "db_bulkhead_test_" + Long.toString(new SecureRandom().nextLong() >>> 1, 36);
     }
     private static final AtomicInteger POOLS = new AtomicInteger();
 
@@ -178,7 +180,7 @@ public final class TestDatabase {
     private static void deleteRecursively(Path dir) throws IOException {
         for (int attempt = 1; Files.exists(dir); attempt++) {
             try (var paths = Files.walk(dir)) {
-                for (Path p : paths.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                for (Path p : paths.sorted(Comparator.reverseOrder()).toList()) {
                     Files.deleteIfExists(p);
                 }
             } catch (java.io.UncheckedIOException vanished) {
