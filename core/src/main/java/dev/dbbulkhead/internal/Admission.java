@@ -268,14 +268,15 @@ final class Admission implements PermitLease.Owner {
             return interrupted(interrupted, telemetry.now() - start);
         }
         long now = telemetry.now();
+        long waited = now - start;
         if (lease.audited) { // a grant it woke to only after its allowed wait was not a start in time
             telemetry.predictionAudited(workload, entry == Permits.Entry.ACQUIRED
-                    && now - start <= lease.allowedWaitNanos(), now - start);
+                    && waited <= lease.allowedWaitNanos(), waited);
         }
         if (entry != Permits.Entry.ACQUIRED) {
-            return timedOut(lease, now - start);
+            return timedOut(lease, waited);
         }
-        lease.granted(now - start, now);
+        lease.granted(waited, now);
         return granted(lease);
     }
 

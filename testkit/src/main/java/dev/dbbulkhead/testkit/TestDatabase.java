@@ -4,6 +4,7 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.SecureRandom;
@@ -175,7 +176,7 @@ public final class TestDatabase {
 
     /**
      * Deletes {@code dir}. The server may still be removing its own files (postmaster.pid) as this walks, which
-     * {@code Files.walk} reports as an {@link java.io.UncheckedIOException}: the walk is then tried again.
+     * {@code Files.walk} reports as an {@link UncheckedIOException}: the walk is then tried again.
      */
     private static void deleteRecursively(Path dir) throws IOException {
         for (int attempt = 1; Files.exists(dir); attempt++) {
@@ -183,7 +184,7 @@ public final class TestDatabase {
                 for (Path p : paths.sorted(Comparator.reverseOrder()).toList()) {
                     Files.deleteIfExists(p);
                 }
-            } catch (java.io.UncheckedIOException vanished) {
+            } catch (UncheckedIOException vanished) {
                 if (attempt == 5) {
                     throw vanished.getCause();
                 }

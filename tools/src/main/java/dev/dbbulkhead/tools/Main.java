@@ -7,8 +7,8 @@ import dev.dbbulkhead.tools.overload.OverloadCommand;
 import dev.dbbulkhead.tools.support.Failures;
 import java.util.List;
 import java.util.Properties;
-import picocli.CommandLine.Command;
 import picocli.CommandLine;
+import picocli.CommandLine.Command;
 
 /** Entry point of the db-bulkhead command-line tools. */
 @Command(name = "db-bulkhead", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
