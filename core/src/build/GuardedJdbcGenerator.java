@@ -5,6 +5,7 @@ import java.lang.reflect.Type;
 import java.lang.reflect.TypeVariable;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.sql.Array;
 import java.sql.CallableStatement;
 import java.sql.DatabaseMetaData;
 import java.sql.PreparedStatement;
@@ -18,11 +19,12 @@ import java.util.TreeSet;
 
 /**
  * Writes the guard's JDBC wrappers ({@code GuardedStatement}, {@code GuardedPreparedStatement},
- * {@code GuardedCallableStatement}, {@code GuardedResultSet}, {@code GuardedMetaData}) from the {@code java.sql}
- * interfaces, with the rules of {@link GuardedJdbc}: every method checks that the transaction is still open, except
- * {@code close}, {@code isClosed}, {@code unwrap} and {@code isWrapperFor}; SQL text that a statement sends is
- * checked for transaction control; {@code getConnection()} and a result set's {@code getStatement()} lead back to the
- * guard; every result set handed out is guarded. Concrete classes, as HikariCP's {@code ProxyStatement} and
+ * {@code GuardedCallableStatement}, {@code GuardedResultSet}, {@code GuardedMetaData}, {@code GuardedArray}) from the
+ * {@code java.sql} interfaces, with the rules of {@link GuardedJdbc}: every method checks that the transaction is
+ * still open, except {@code close}, {@code isClosed}, {@code unwrap} and {@code isWrapperFor}; SQL text that a
+ * statement sends is checked by the connection ({@code GuardedConnection.check}); {@code getConnection()} and a
+ * result set's {@code getStatement()} lead back to the guard; every result set and array handed out is guarded, and
+ * a guarded array passed back to the driver is unwrapped first. Concrete classes, as HikariCP's {@code ProxyStatement} and
  * {@code ProxyResultSet}: one field load and one check per call, no reflection.
  *
  * <p>The core's build runs it (generate-sources) into {@code target/generated-sources/guarded-jdbc}; by hand:
@@ -39,7 +41,8 @@ final class GuardedJdbcGenerator {
             new Wrapper("GuardedCallableStatement", CallableStatement.class, "GuardedPreparedStatement",
                     PreparedStatement.class),
             new Wrapper("GuardedResultSet", ResultSet.class, null, null),
-            new Wrapper("GuardedMetaData", DatabaseMetaData.class, null, null));
+            new Wrapper("GuardedMetaData", DatabaseMetaData.class, null, null),
+            new Wrapper("GuardedArray", Array.class, null, null));
 
     private GuardedJdbcGenerator() {}
 
@@ -96,17 +99,30 @@ final class GuardedJdbcGenerator {
                         .append("        this.connection = connection;\n        this.delegate = delegate;\n    }\n");
             }
             imports.add("java.sql.ResultSet");
+            imports.add("java.sql.Array");
             String owner = w.type() == Statement.class ? "this" : "null";
             members.append("\n    /** Every result set handed out is guarded too. */\n")
                     .append("    final ResultSet guard(ResultSet rs) {\n")
                     .append("        return rs == null ? null : new GuardedResultSet(connection, rs, ").append(owner)
                     .append(");\n    }\n")
-                    .append("\n    /** A result set returned as an object (a refcursor, say) is guarded too. */\n")
+                    .append("\n    /** Every array handed out is guarded too: its result sets lead back to the guard. */\n")
+                    .append("    final Array guard(Array array) {\n")
+                    .append("        return GuardedJdbc.array(connection, array);\n    }\n")
+                    .append("\n    /** A result set or an array returned as an object (a refcursor, say) is guarded too. */\n")
                     .append("    final Object guard(Object value) {\n")
-                    .append("        return value instanceof ResultSet rs ? guard(rs) : value;\n    }\n")
-                    .append("\n    @Override\n    public String toString() {\n")
-                    .append("        return \"Guarded[\" + (connection.isExpired() ? \"expired\" : delegate) + \"]\";\n")
-                    .append("    }\n");
+                    .append("        return value instanceof ResultSet rs ? guard(rs) : value instanceof Array a ? guard(a) : value;\n    }\n")
+                    .append("\n    @Override\n    public String toString() {\n");
+            if (w.type() == Array.class) {
+                // The driver's text of the array (PostgreSQL's literal), which code may rely on.
+                members.append("        return connection.isExpired() ? \"Guarded[expired]\" : delegate.toString();\n");
+            } else {
+                members.append("        return \"Guarded[\" + (connection.isExpired() ? \"expired\" : delegate) + \"]\";\n");
+            }
+            members.append("    }\n");
+            if (w.type() == Array.class) {
+                members.append("\n    /** The driver's array, for the driver's own setters. */\n")
+                        .append("    Array delegate() {\n        return delegate;\n    }\n");
+            }
         } else {
             members.append("    private final ").append(self).append(" delegate;\n\n")
                     .append("    ").append(w.name()).append("(GuardedConnection connection, ").append(self)
@@ -135,10 +151,12 @@ final class GuardedJdbcGenerator {
             case "PreparedStatement" -> "prepared statement";
             case "CallableStatement" -> "callable statement";
             case "ResultSet" -> "result set";
+            case "Array" -> "array";
             default -> "database metadata";
         };
-        return "/**\n * A " + what + " handed out inside {@code work}, guarded as {@link GuardedJdbc} says. Generated at "
-                + "build time by\n * core/src/build/GuardedJdbcGenerator.java: change the generator, not this file.\n */\n";
+        String article = what.startsWith("a") ? "An " : "A ";
+        return "/**\n * " + article + what + " handed out inside {@code work}, guarded as {@link GuardedJdbc} says. "
+                + "Generated at build time by\n * core/src/build/GuardedJdbcGenerator.java: change the generator, not this file.\n */\n";
     }
 
     private static void method(Wrapper w, Method m, StringBuilder out, TreeSet<String> imports) {
@@ -172,7 +190,12 @@ final class GuardedJdbcGenerator {
                     Arrays.stream(m.getExceptionTypes()).map(e -> typeName(e, imports)).toList()));
         }
         out.append(" {\n");
-        String call = "delegate." + name + "(" + String.join(", ", names) + ")";
+        var passed = new String[names.length];
+        for (int i = 0; i < names.length; i++) {
+            Class<?> t = m.getParameterTypes()[i];
+            passed[i] = t == Array.class || t == Object.class ? "GuardedJdbc.unguard(" + names[i] + ")" : names[i];
+        }
+        String call = "delegate." + name + "(" + String.join(", ", passed) + ")";
         Class<?> returns = m.getReturnType();
         String ret = returns == void.class ? "" : "return ";
         switch (name + "/" + params.length) {
@@ -180,7 +203,7 @@ final class GuardedJdbcGenerator {
                     .append(names[0]).append(".cast(this) : ").append(call).append(";\n");
             case "isWrapperFor/1" -> out.append("        return ").append(names[0]).append(".isInstance(this) || ")
                     .append(call).append(";\n");
-            case "close/0" -> out.append("        if (!connection.isExpired()) {\n            ").append(call)
+            case "close/0", "free/0" -> out.append("        if (!connection.isExpired()) {\n            ").append(call)
                     .append(";\n        }\n");
             case "isClosed/0" -> out.append("        return connection.isExpired() || ").append(call).append(";\n");
             default -> {
@@ -195,9 +218,9 @@ final class GuardedJdbcGenerator {
                 } else {
                     if (params.length > 0 && m.getParameterTypes()[0] == String.class
                             && (name.startsWith("execute") || name.equals("addBatch"))) {
-                        out.append("        TransactionControl.check(").append(names[0]).append(");\n");
+                        out.append("        connection.check(").append(names[0]).append(");\n");
                     }
-                    if (returns == ResultSet.class) {
+                    if (returns == ResultSet.class || returns == Array.class) {
                         out.append("        return guard(").append(call).append(");\n");
                     } else if (returns == Object.class && unchecked) {
                         out.append("        return (").append(typeName(m.getGenericReturnType(), imports))

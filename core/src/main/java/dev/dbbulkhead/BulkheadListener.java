@@ -72,6 +72,15 @@ public interface BulkheadListener {
     default void onLeakSuspected(Workload workload, long heldNanos) {}
 
     /**
+     * An operation's connection was discarded instead of going back to the pool: its work sent SQL that may change
+     * the session in a way the text cannot show (a {@code DO} block, a {@code CALL}, {@code set_config} with a
+     * computed scope), and the session changed, or could not be compared; the next caller gets a fresh session. The
+     * operation's outcome is unchanged. Called once per discard, on the caller's thread; a warning naming the call
+     * site is logged once per call site.
+     */
+    default void onSessionDiscarded(Workload workload) {}
+
+    /**
      * An admitted operation could not get a connection from the pool in time (a
      * {@link java.sql.SQLTransientConnectionException}, as HikariCP's timeout is, in what its transaction failed
      * with): the pool is the bottleneck, or something outside the barrier holds its connections. Called once per

@@ -53,6 +53,12 @@ final class GuardedConnection implements Connection {
 
     private final Connection delegate;
     private boolean expired;
+    /**
+     * The first statement sent that may change the session in a way its text cannot show (a {@code DO} block, a
+     * {@code CALL}, ...), or null: the runner then checks the session after the transaction ({@link SessionState}).
+     * Volatile: work may hand the connection to another thread, and the runner reads it once, after work.
+     */
+    private volatile String sessionRisk;
 
     public GuardedConnection(Connection delegate) {
         this.delegate = delegate;
@@ -81,11 +87,33 @@ final class GuardedConnection implements Connection {
                 "25000");
     }
 
-    /** The open connection, once {@code sql} is known not to end or start a transaction. */
+    /** The open connection, once {@code sql} is known not to end or start a transaction nor change the session. */
     private Connection checked(String sql) throws SQLException {
         Connection open = open();
-        TransactionControl.check(sql);
+        check(sql);
         return open;
+    }
+
+    /**
+     * Refuses {@code sql} (SQLState 25000) when it ends or starts the transaction or changes the session beyond it;
+     * notes it when it may change the session unseen ({@link TransactionControl}).
+     */
+    void check(String sql) throws SQLException {
+        TransactionControl.Finding finding = TransactionControl.inspect(sql);
+        if (finding == null) {
+            return;
+        }
+        if (finding.refused()) {
+            throw finding.refusal();
+        }
+        if (sessionRisk == null) {
+            sessionRisk = finding.command();
+        }
+    }
+
+    /** What may have changed the session unseen (see {@link #check}), or null. */
+    String sessionRisk() {
+        return sessionRisk;
     }
 
     /** A session setting that would outlive the transaction on the pooled connection. */
@@ -96,7 +124,8 @@ final class GuardedConnection implements Connection {
     }
 
     private static final String OPTIONS = "use TransactionOptions (readOnly(), isolation(...)) instead";
-    private static final String SET_LOCAL = "use SET LOCAL inside work instead, which ends with the transaction";
+    private static final String CATALOG = "qualify the names inside work instead (PostgreSQL cannot switch databases "
+            + "on a connection)";
 
     @Override
     public void commit() throws SQLException {
@@ -189,7 +218,7 @@ final class GuardedConnection implements Connection {
 
     @Override
     public void setCatalog(String catalog) throws SQLException {
-        throw sessionState("setCatalog(" + catalog + ")", SET_LOCAL);
+        throw sessionState("setCatalog(" + catalog + ")", CATALOG);
     }
 
     @Override
@@ -344,7 +373,7 @@ final class GuardedConnection implements Connection {
 
     @Override
     public Array createArrayOf(String typeName, Object[] elements) throws SQLException {
-        return open().createArrayOf(typeName, elements);
+        return GuardedJdbc.array(this, open().createArrayOf(typeName, elements));
     }
 
     @Override

@@ -150,6 +150,17 @@ final class SafeListener implements BulkheadListener {
     }
 
     @Override
+    public void onSessionDiscarded(Workload workload) {
+        for (var l : delegates) {
+            try {
+                l.onSessionDiscarded(workload);
+            } catch (Throwable t) {
+                failed(l, "onSessionDiscarded", t);
+            }
+        }
+    }
+
+    @Override
     public void onLeakSuspected(Workload workload, long heldNanos) {
         for (var l : delegates) {
             try {

@@ -95,6 +95,23 @@ final class Telemetry {
         JfrEvents.reclaimed(w.bulkheadName(), w.name(), heldNanos);
     }
 
+    /**
+     * A connection whose session work may have changed ({@code command}, a risk its text could not show) was discarded
+     * instead of going back to the pool, because its session {@code why}; logged when {@code log} (once per call site).
+     */
+    void sessionDiscarded(Workload w, Class<?> site, String command, String why, boolean log) {
+        if (log) {
+            this.log.log(Logger.Level.WARNING, "db-bulkhead ''{0}'', workload ''{1}'': work {2} sent {3}, which may "
+                    + "change the session beyond its transaction, and the session {4}: its connection was discarded "
+                    + "instead of going back to the pool. Keep session changes transaction-scoped (SET LOCAL, "
+                    + "set_config(..., true), pg_advisory_xact_lock); logged once per call site, each discard is "
+                    + "counted (onSessionDiscarded)", w.bulkheadName(), w.name(), site.getName(), command, why);
+        }
+        if (listening) {
+            listener.onSessionDiscarded(w);
+        }
+    }
+
     void poolTimeout(Workload w) {
         if (listening) {
             listener.onPoolTimeout(w);

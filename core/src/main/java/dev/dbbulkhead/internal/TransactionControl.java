@@ -4,10 +4,28 @@ import java.sql.SQLException;
 import java.util.Locale;
 
 /**
- * Finds transaction-control commands in SQL text that {@code work} sends: {@code COMMIT}, {@code END},
- * {@code ROLLBACK} (but {@code ROLLBACK TO [SAVEPOINT]}), {@code ABORT}, {@code BEGIN}, {@code START TRANSACTION}
- * and {@code PREPARE TRANSACTION}, at the start of any statement of a multi-statement string. {@code COMMIT PREPARED}
- * and {@code ROLLBACK PREPARED} are left to PostgreSQL, which refuses them inside a transaction block.
+ * What SQL text that {@code work} sends may do inside the transaction the barrier owns, read as PostgreSQL reads it.
+ * Three kinds of findings ({@link Finding}):
+ * <ul>
+ * <li><b>Transaction control</b>, refused: {@code COMMIT}, {@code END}, {@code ROLLBACK} (but {@code ROLLBACK TO
+ * [SAVEPOINT]}), {@code ABORT}, {@code BEGIN}, {@code START TRANSACTION} and {@code PREPARE TRANSACTION}, at the start
+ * of any statement of a multi-statement string. {@code COMMIT PREPARED} and {@code ROLLBACK PREPARED} are left to
+ * PostgreSQL, which refuses them inside a transaction block.</li>
+ * <li><b>Session state</b>, refused: what would outlive the transaction on the pooled connection and reach the next,
+ * unrelated caller. {@code SET} and {@code RESET} of a parameter without {@code LOCAL} ({@code SET TRANSACTION} and
+ * {@code SET CONSTRAINTS} are transaction-scoped, and allowed), {@code SET SESSION ...}, {@code SET ROLE},
+ * {@code SET SESSION AUTHORIZATION}, {@code SET SESSION CHARACTERISTICS}, {@code DISCARD}, {@code PREPARE name},
+ * {@code LISTEN}, {@code LOAD}, {@code DECLARE ... WITH HOLD}, {@code CREATE TEMP TABLE} without
+ * {@code ON COMMIT DROP}, a temporary view or sequence, {@code SELECT ... INTO TEMP}, and the calls
+ * {@code set_config(..., false)} (a literal), {@code pg_advisory_lock}, {@code pg_advisory_lock_shared},
+ * {@code pg_try_advisory_lock} and {@code pg_try_advisory_lock_shared} anywhere in a statement. Each refusal names
+ * the transaction-scoped spelling ({@code SET LOCAL}, {@code set_config(..., true)}, {@code pg_advisory_xact_lock},
+ * {@code ON COMMIT DROP}).</li>
+ * <li><b>A risk to the session</b>, allowed: text that may change the session in a way it cannot show: a {@code DO}
+ * block, a {@code CALL}, and {@code set_config} whose third argument is not a literal (a parameter, an expression).
+ * The transaction runner then compares the session before and after ({@link SessionState}) and has the pool discard
+ * a connection whose session changed.</li>
+ * </ul>
  *
  * <p><b>It reads SQL as PostgreSQL's lexer and pgJDBC's statement splitter do</b> (their character classes, as
  * documented in PostgreSQL's {@code scan.l}), so that nothing that runs as a statement hides inside what it takes for
@@ -28,32 +46,112 @@ import java.util.Locale;
  * </ul>
  * Statements are split at every {@code ;} outside literals, quoted identifiers and comments, at any depth of
  * parentheses: every statement pgJDBC sends, or PostgreSQL runs from a simple query, starts at one of those places
- * (more places than needed: a {@code ;} inside parentheses only makes the guard stricter).
+ * (more places than needed: a {@code ;} inside parentheses only makes the guard stricter). Ordinary SQL costs one pass
+ * over its characters and allocates nothing.
  */
 final class TransactionControl {
     private TransactionControl() {}
 
-    /** Refuses {@code sql} with SQLState 25000 when it ends or starts a transaction. */
-    static void check(String sql) throws SQLException {
-        if (sql == null) {
-            return;
+    /** What a finding is. */
+    enum Kind {
+        /** Ends or starts the transaction: refused. */
+        TRANSACTION_CONTROL,
+        /** Changes the session beyond the transaction: refused. */
+        SESSION_STATE,
+        /** May change the session in a way the text cannot show: allowed, the session is checked afterwards. */
+        SESSION_RISK
+    }
+
+    /**
+     * One thing found in the text: its kind, the command as the guard names it, and, for session state, the
+     * transaction-scoped spelling to use instead (null otherwise).
+     */
+    record Finding(Kind kind, String command, String instead) {
+        boolean refused() {
+            return kind != Kind.SESSION_RISK;
         }
-        String command = find(sql);
-        if (command != null) {
-            throw new SQLException(GuardedConnection.OWNED + "send " + command + " as SQL; it commits when work "
-                    + "returns and rolls back when work throws (savepoints, and ROLLBACK TO SAVEPOINT, are allowed)",
-                    "25000");
+
+        /** The refusal sent to work: SQLState 25000 (invalid transaction state). */
+        SQLException refusal() {
+            if (kind == Kind.TRANSACTION_CONTROL) {
+                return new SQLException(GuardedConnection.OWNED + "send " + command + " as SQL; it commits when work "
+                        + "returns and rolls back when work throws (savepoints, and ROLLBACK TO SAVEPOINT, are "
+                        + "allowed)", "25000");
+            }
+            return new SQLException("db-bulkhead: work must not send " + command + " as SQL: the change would stay "
+                    + "on the pooled connection after the transaction and reach the next caller (the session belongs "
+                    + "to the pool); " + instead, "25000");
+        }
+    }
+
+    private static final Finding ADVISORY_LOCK = session("pg_advisory_lock(...)",
+            "use pg_advisory_xact_lock(...) instead, which is released when the transaction ends");
+    private static final Finding ADVISORY_LOCK_SHARED = session("pg_advisory_lock_shared(...)",
+            "use pg_advisory_xact_lock_shared(...) instead, which is released when the transaction ends");
+    private static final Finding TRY_ADVISORY_LOCK = session("pg_try_advisory_lock(...)",
+            "use pg_try_advisory_xact_lock(...) instead, which is released when the transaction ends");
+    private static final Finding TRY_ADVISORY_LOCK_SHARED = session("pg_try_advisory_lock_shared(...)",
+            "use pg_try_advisory_xact_lock_shared(...) instead, which is released when the transaction ends");
+    private static final Finding SET_CONFIG_SESSION = session("set_config(..., false)",
+            "use set_config(..., true) instead, which ends with the transaction");
+    private static final Finding SET_CONFIG_UNKNOWN = new Finding(Kind.SESSION_RISK, "set_config(..., <expression>)",
+            null);
+    private static final Finding DO_BLOCK = new Finding(Kind.SESSION_RISK, "DO", null);
+    private static final Finding CALL = new Finding(Kind.SESSION_RISK, "CALL", null);
+    private static final Finding TEMP_TABLE = session("CREATE TEMP TABLE without ON COMMIT DROP",
+            "add ON COMMIT DROP, which drops the table when the transaction ends");
+    private static final Finding SELECT_INTO_TEMP = session("SELECT ... INTO TEMP",
+            "use CREATE TEMP TABLE ... ON COMMIT DROP AS SELECT ... instead");
+    private static final Finding WITH_HOLD = session("DECLARE ... WITH HOLD",
+            "declare the cursor WITHOUT HOLD (the default) and read it inside work");
+
+    private static Finding session(String command, String instead) {
+        return new Finding(Kind.SESSION_STATE, command, instead);
+    }
+
+    /** Refuses {@code sql} with SQLState 25000 when it ends or starts a transaction or changes the session. */
+    static void check(String sql) throws SQLException {
+        Finding finding = inspect(sql);
+        if (finding != null && finding.refused()) {
+            throw finding.refusal();
         }
     }
 
     /**
-     * The first transaction-control command in {@code sql}, upper-cased, or {@code null}: read with backslashes as
-     * plain characters in plain strings ({@code standard_conforming_strings} on, the default), and, if the text has a
-     * backslash, as escapes too.
+     * The command of the first refusal in {@code sql} (transaction control upper-cased, as {@code COMMIT}), or
+     * {@code null} when the guard lets it run.
      */
     static String find(String sql) {
-        String command = new Lexer(sql, true).firstCommand();
-        return command != null || sql.indexOf('\\') < 0 ? command : new Lexer(sql, false).firstCommand();
+        Finding finding = inspect(sql);
+        return finding != null && finding.refused() ? finding.command() : null;
+    }
+
+    /**
+     * The first refusal in {@code sql}, else its first risk to the session, else {@code null}: read with backslashes
+     * as plain characters in plain strings ({@code standard_conforming_strings} on, the default), and, if the text has
+     * a backslash, as escapes too.
+     */
+    static Finding inspect(String sql) {
+        if (sql == null) {
+            return null;
+        }
+        Finding first = new Lexer(sql, true).scan();
+        if (first != null && first.refused() || sql.indexOf('\\') < 0) {
+            return first;
+        }
+        Finding second = new Lexer(sql, false).scan();
+        return second != null && second.refused() || first == null ? second : first;
+    }
+
+    /** What the rest of a statement is read for, beside the calls that every statement is read for. */
+    private enum Mode {
+        PLAIN,
+        /** {@code DECLARE}: {@code WITH HOLD}. */
+        DECLARE,
+        /** {@code CREATE TEMP TABLE}: {@code ON COMMIT DROP}. */
+        TEMP_TABLE,
+        /** {@code SELECT} or {@code WITH}: {@code INTO TEMP}. */
+        QUERY
     }
 
     /** One reading of the text, statement by statement. */
@@ -63,6 +161,8 @@ final class TransactionControl {
         /** Whether backslashes are plain characters in a plain string. */
         private final boolean standardStrings;
         private int i;
+        /** The keyword sequence matched so far in the statement's {@link Mode}. */
+        private int matched;
 
         Lexer(String sql, boolean standardStrings) {
             this.sql = sql;
@@ -70,30 +170,93 @@ final class TransactionControl {
             this.standardStrings = standardStrings;
         }
 
-        String firstCommand() {
+        Finding scan() {
+            Finding risk = null;
             while (i < n) {
                 skipSpaceAndComments();
-                String command = command();
-                if (command != null) {
-                    return command;
+                Finding found = statement();
+                if (found != null) {
+                    if (found.refused()) {
+                        return found;
+                    }
+                    risk = risk == null ? found : risk;
                 }
-                skipStatement();
             }
-            return null;
+            return risk;
+        }
+
+        /** One statement: its first words, then the rest of it up to the next {@code ;}. */
+        private Finding statement() {
+            String first = word();
+            String control = transactionControl(first);
+            if (control != null) {
+                return new Finding(Kind.TRANSACTION_CONTROL, control, null);
+            }
+            Mode mode = Mode.PLAIN;
+            Finding found = null;
+            switch (first) {
+                case "SET" -> found = set();
+                case "RESET" -> found = session("RESET " + parameter(word()),
+                        "use SET LOCAL name TO DEFAULT instead, which ends with the transaction");
+                case "DISCARD" -> found = session("DISCARD", "leave the session to the pool (for temporary tables, "
+                        + "CREATE TEMP TABLE ... ON COMMIT DROP)");
+                case "PREPARE" -> found = session("PREPARE", "use a PreparedStatement instead (the driver prepares it "
+                        + "on the server and keeps it for the session)");
+                case "LISTEN" -> found = session("LISTEN", "listen on a connection of its own, outside the pool");
+                case "LOAD" -> found = session("LOAD", "load the library for every session instead "
+                        + "(session_preload_libraries or shared_preload_libraries)");
+                case "DO" -> found = DO_BLOCK;
+                case "CALL" -> found = CALL;
+                case "DECLARE" -> mode = Mode.DECLARE;
+                case "CREATE" -> {
+                    found = create();
+                    mode = found == TEMP_TABLE ? Mode.TEMP_TABLE : Mode.PLAIN;
+                }
+                case "SELECT", "WITH" -> mode = Mode.QUERY;
+                default -> {}
+            }
+            if (found != null && found.refused() && mode == Mode.PLAIN) {
+                skipStatement(Mode.PLAIN);
+                return found;
+            }
+            Finding inside = skipStatement(mode);
+            if (inside != null && inside.refused()) {
+                return inside;
+            }
+            if (mode == Mode.TEMP_TABLE) {
+                return matched == 3 ? inside : TEMP_TABLE;
+            }
+            if (mode == Mode.DECLARE && matched == 2) {
+                return WITH_HOLD;
+            }
+            if (mode == Mode.QUERY && matched == 3) {
+                return SELECT_INTO_TEMP;
+            }
+            return found != null ? found : inside;
         }
 
         /** The command at the start of a statement, if it is a transaction-control one. */
-        private String command() {
-            String first = word();
+        private String transactionControl(String first) {
             switch (first) {
                 case "COMMIT", "END", "ABORT" -> {
-                    return first.equals("COMMIT") && "PREPARED".equals(word()) ? null : first;
+                    if (!first.equals("COMMIT")) {
+                        return first;
+                    }
+                    int at = i;
+                    boolean prepared = "PREPARED".equals(word());
+                    i = at;
+                    return prepared ? null : first;
                 }
                 case "BEGIN" -> {
                     return first;
                 }
                 case "START", "PREPARE" -> {
-                    return "TRANSACTION".equals(word()) ? first + " TRANSACTION" : null;
+                    int at = i;
+                    if ("TRANSACTION".equals(word())) {
+                        return first + " TRANSACTION";
+                    }
+                    i = at;
+                    return null;
                 }
                 case "ROLLBACK" -> {
                     String next = word();
@@ -106,6 +269,67 @@ final class TransactionControl {
                     return null;
                 }
             }
+        }
+
+        /** {@code SET ...}: allowed when transaction-scoped ({@code LOCAL}, {@code TRANSACTION}, {@code CONSTRAINTS}). */
+        private Finding set() {
+            String second = word();
+            switch (second) {
+                case "LOCAL", "TRANSACTION", "CONSTRAINTS" -> {
+                    return null;
+                }
+                case "ROLE" -> {
+                    return session("SET ROLE", "use SET LOCAL ROLE instead, which ends with the transaction");
+                }
+                case "SESSION" -> {
+                    String third = word();
+                    return switch (third) {
+                        case "CHARACTERISTICS" -> session("SET SESSION CHARACTERISTICS", "use TransactionOptions "
+                                + "(readOnly(), isolation(...)), or SET TRANSACTION as the first statement, instead");
+                        case "AUTHORIZATION" -> session("SET SESSION AUTHORIZATION",
+                                "use SET LOCAL SESSION AUTHORIZATION instead, which ends with the transaction");
+                        default -> session("SET SESSION " + parameter(third), "use SET LOCAL " + parameter(third)
+                                + " instead, which ends with the transaction");
+                    };
+                }
+                default -> {
+                    return session("SET " + parameter(second), "use SET LOCAL " + parameter(second)
+                            + " instead, which ends with the transaction");
+                }
+            }
+        }
+
+        private static String parameter(String word) {
+            return word.isEmpty() ? "..." : word.toLowerCase(Locale.ROOT);
+        }
+
+        /**
+         * {@code CREATE [OR REPLACE] [GLOBAL | LOCAL] {TEMP | TEMPORARY} ...}: a temporary table must say
+         * {@code ON COMMIT DROP} ({@link #TEMP_TABLE} then tells the caller to read the rest); a temporary view or
+         * sequence cannot, and is refused.
+         */
+        private Finding create() {
+            boolean temporary = false;
+            String word = word();
+            for (int modifiers = 0; modifiers < 4; modifiers++) {
+                switch (word) {
+                    case "OR", "REPLACE", "GLOBAL", "LOCAL", "UNLOGGED" -> word = word();
+                    case "TEMP", "TEMPORARY" -> {
+                        temporary = true;
+                        word = word();
+                    }
+                    default -> modifiers = 4;
+                }
+            }
+            if (!temporary) {
+                return null;
+            }
+            return switch (word) {
+                case "TABLE" -> TEMP_TABLE;
+                case "VIEW", "RECURSIVE", "SEQUENCE" -> session("CREATE TEMP " + word,
+                        "use a table created with ON COMMIT DROP, or a subquery, instead");
+                default -> null;
+            };
         }
 
         /** The word at {@code i} (after space and comments), upper-cased, and {@code i} past it; "" if none. */
@@ -160,14 +384,169 @@ final class TransactionControl {
             return false;
         }
 
-        /** Past the next {@code ;} outside literals and comments, or to the end. */
-        private void skipStatement() {
+        /**
+         * Past the next {@code ;} outside literals and comments, or to the end; on the way, the calls that change the
+         * session, and the keywords that {@code mode} looks for (counted in {@link #matched}).
+         */
+        private Finding skipStatement(Mode mode) {
+            matched = 0;
+            Finding risk = null;
             while (i < n) {
                 char c = sql.charAt(i);
                 if (c == ';') {
                     i++;
+                    break;
+                }
+                if (skipComment() || Character.isWhitespace(c)) {
+                    i += Character.isWhitespace(c) ? 1 : 0;
+                    continue;
+                }
+                Finding found = null;
+                if (c == '\'') {
+                    skipQuoted('\'', escapeString());
+                    other(mode);
+                } else if (c == '"') {
+                    int start = i;
+                    skipQuoted('"', false);
+                    found = call(start + 1, i - 1, true);
+                    word(mode, start, i, true);
+                } else if (c == '$' && !afterIdentifier()) {
+                    skipDollarQuoteOrParameter();
+                    other(mode);
+                } else if (identifierStart(c)) {
+                    int start = i;
+                    i++;
+                    while (i < n && identifierPart(sql.charAt(i))) {
+                        i++;
+                    }
+                    found = call(start, i, false);
+                    word(mode, start, i, false);
+                } else {
+                    i++;
+                    other(mode);
+                }
+                if (found != null) {
+                    if (found.refused()) {
+                        skipStatement(Mode.PLAIN);
+                        return found;
+                    }
+                    risk = risk == null ? found : risk;
+                }
+            }
+            return risk;
+        }
+
+        /**
+         * A word of a statement read in {@code mode}: {@code DECLARE}'s {@code WITH HOLD}, {@code CREATE TEMP TABLE}'s
+         * {@code ON COMMIT DROP}, a query's {@code INTO TEMP[ORARY]} followed by a table's name (not by what follows
+         * {@code INSERT INTO temp}, a table that happens to be called so). {@link #matched} counts the sequence;
+         * once whole it stays.
+         */
+        private void word(Mode mode, int start, int end, boolean quoted) {
+            switch (mode) {
+                case DECLARE -> {
+                    if (matched < 2) {
+                        matched = is(start, end, "WITH") ? 1 : matched == 1 && is(start, end, "HOLD") ? 2 : 0;
+                    }
+                }
+                case TEMP_TABLE -> {
+                    if (matched < 3) {
+                        matched = is(start, end, "ON") ? 1 : matched == 1 && is(start, end, "COMMIT") ? 2
+                                : matched == 2 && is(start, end, "DROP") ? 3 : 0;
+                    }
+                }
+                case QUERY -> {
+                    if (matched < 3) {
+                        matched = !quoted && is(start, end, "INTO") ? 1
+                                : matched == 1 && !quoted && (is(start, end, "TEMP") || is(start, end, "TEMPORARY"))
+                                ? 2 : matched == 2 && (quoted || !notATableName(start, end)) ? 3 : 0;
+                    }
+                }
+                default -> {}
+            }
+        }
+
+        /** What may follow {@code INSERT INTO temp} where a temporary table's name would follow {@code INTO TEMP}. */
+        private boolean notATableName(int start, int end) {
+            return is(start, end, "VALUES") || is(start, end, "SELECT") || is(start, end, "DEFAULT")
+                    || is(start, end, "OVERRIDING") || is(start, end, "AS") || is(start, end, "WITH");
+        }
+
+        /** A token that is not a word breaks a sequence being matched. */
+        private void other(Mode mode) {
+            if (mode != Mode.PLAIN && matched < (mode == Mode.DECLARE ? 2 : 3)) {
+                matched = 0;
+            }
+        }
+
+        private boolean is(int start, int end, String keyword) {
+            return end - start == keyword.length() && sql.regionMatches(true, start, keyword, 0, keyword.length());
+        }
+
+        /**
+         * The identifier {@code sql[start, end)} as a function called here (a {@code (} follows): a session-level
+         * advisory lock, or {@code set_config} with its third argument read. A quoted identifier names the function
+         * only in lower case, as PostgreSQL folds none.
+         */
+        private Finding call(int start, int end, boolean quoted) {
+            int length = end - start;
+            if (length != 10 && length != 16 && length != 20 && length != 23 && length != 27) {
+                return null;
+            }
+            char c = sql.charAt(start);
+            if (c != 's' && c != 'p' && (quoted || c != 'S' && c != 'P')) {
+                return null;
+            }
+            Finding found = length == 10 && named(start, "set_config", quoted) ? SET_CONFIG_SESSION
+                    : length == 16 && named(start, "pg_advisory_lock", quoted) ? ADVISORY_LOCK
+                    : length == 23 && named(start, "pg_advisory_lock_shared", quoted) ? ADVISORY_LOCK_SHARED
+                    : length == 20 && named(start, "pg_try_advisory_lock", quoted) ? TRY_ADVISORY_LOCK
+                    : length == 27 && named(start, "pg_try_advisory_lock_shared", quoted) ? TRY_ADVISORY_LOCK_SHARED
+                    : null;
+            if (found == null) {
+                return null;
+            }
+            int at = i;
+            skipSpaceAndCommentsOnly();
+            boolean called = i < n && sql.charAt(i) == '(';
+            if (!called) {
+                i = at;
+                return null;
+            }
+            if (found != SET_CONFIG_SESSION) {
+                i = at;
+                return found;
+            }
+            Finding scope = setConfigScope(i + 1);
+            i = at;
+            return scope;
+        }
+
+        private boolean named(int start, String name, boolean quoted) {
+            return sql.regionMatches(!quoted, start, name, 0, name.length());
+        }
+
+        private void skipSpaceAndCommentsOnly() {
+            while (i < n) {
+                if (Character.isWhitespace(sql.charAt(i))) {
+                    i++;
+                } else if (!skipComment()) {
                     return;
                 }
+            }
+        }
+
+        /**
+         * {@code set_config(name, value, is_local)} from just inside its parenthesis: refused when {@code is_local} is
+         * a literal false, allowed when a literal true, a risk otherwise (a parameter, an expression).
+         */
+        private Finding setConfigScope(int from) {
+            i = from;
+            int depth = 0;
+            int argument = 0;
+            int thirdStart = -1;
+            while (i < n) {
+                char c = sql.charAt(i);
                 if (skipComment()) {
                     continue;
                 }
@@ -177,15 +556,33 @@ final class TransactionControl {
                     skipQuoted('"', false);
                 } else if (c == '$' && !afterIdentifier()) {
                     skipDollarQuoteOrParameter();
-                } else if (identifierStart(c)) {
-                    i++;
-                    while (i < n && identifierPart(sql.charAt(i))) {
-                        i++;
-                    }
+                } else if (c == ';') {
+                    break;
                 } else {
+                    if (c == '(') {
+                        depth++;
+                    } else if (c == ')' && depth-- == 0) {
+                        return argument == 2 ? literalScope(thirdStart, i) : SET_CONFIG_UNKNOWN;
+                    } else if (c == ',' && depth == 0 && ++argument == 2) {
+                        thirdStart = i + 1;
+                    }
                     i++;
                 }
             }
+            return SET_CONFIG_UNKNOWN;
+        }
+
+        private Finding literalScope(int start, int end) {
+            String text = sql.substring(start, end).strip();
+            if (text.length() >= 2 && text.charAt(0) == '\'' && text.charAt(text.length() - 1) == '\''
+                    && text.indexOf('\'', 1) == text.length() - 1) {
+                text = text.substring(1, text.length() - 1).strip();
+            }
+            return switch (text.toLowerCase(Locale.ROOT)) {
+                case "true", "t", "yes", "y", "on", "1" -> null;
+                case "false", "f", "no", "n", "off", "0" -> SET_CONFIG_SESSION;
+                default -> SET_CONFIG_UNKNOWN;
+            };
         }
 
         /**

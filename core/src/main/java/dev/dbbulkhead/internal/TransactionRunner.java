@@ -35,6 +35,7 @@ final class TransactionRunner {
     private final Telemetry telemetry;
     private final boolean statementTimeouts;
     private final boolean lockTimeouts;
+    private final SessionState sessions;
     /** Whether the database is PostgreSQL; learnt from the first connection that needs to know. */
     private volatile Boolean postgres;
 
@@ -43,6 +44,7 @@ final class TransactionRunner {
         this.telemetry = telemetry;
         this.statementTimeouts = statementTimeouts;
         this.lockTimeouts = lockTimeouts;
+        this.sessions = new SessionState(source);
     }
 
     public <T> T run(PermitLease lease, TransactionOptions options, SqlWork<T> work) throws SQLException {
@@ -90,6 +92,12 @@ final class TransactionRunner {
         private int networkTimeoutBefore = -1;
         /** The caller's interrupt status, cleared after work and set again before returning. */
         private boolean interrupted;
+        /** The work's class: its call site, for what it has shown of the session ({@link SessionState}). */
+        private Class<?> site;
+        /** The connection work got, once it did: it knows whether work may have changed the session. */
+        private GuardedConnection guarded;
+        /** The session as the pool lent it, read when the call site has risked it before; else null. */
+        private String sessionBefore;
 
         Transaction(PermitLease lease) {
             this.lease = lease;
@@ -98,6 +106,7 @@ final class TransactionRunner {
         }
 
         T execute(TransactionOptions options, SqlWork<T> work) throws SQLException {
+            site = work.getClass();
             open();
             Throwable failure = null;
             try {
@@ -192,6 +201,9 @@ final class TransactionRunner {
          * PgBouncer's queue for a server connection), and the statements are bounded on the server.
          */
         private void begin(TransactionOptions options) throws SQLException {
+            if (sessions.watched(site)) {
+                readSessionBefore();
+            }
             restore = options == null ? Restore.autoCommitOff(raw) : Restore.prepare(raw, options,
                     TransactionRunner.this);
             if (deadline != null && statementTimeouts && isPostgres(raw)) {
@@ -207,6 +219,17 @@ final class TransactionRunner {
             }
         }
 
+        /** In auto-commit, before the transaction begins: nothing transaction-scoped is in it yet. */
+        private void readSessionBefore() {
+            try {
+                if (raw.getAutoCommit() && isPostgres(raw)) {
+                    sessionBefore = SessionState.fingerprint(raw);
+                }
+            } catch (SQLException | RuntimeException unread) {
+                sessionBefore = null; // then a risky transaction's connection is discarded, as when first seen
+            }
+        }
+
         private void boundByDeadline() throws SQLException {
             long remaining = deadline.remainingNanos(telemetry.now());
             int before = raw.getNetworkTimeout();
@@ -218,6 +241,7 @@ final class TransactionRunner {
         /** Step 4: work on the guarded connection; any failure rolls back and is rethrown. */
         private T runWork(SqlWork<T> work) throws SQLException {
             var guarded = new GuardedConnection(raw);
+            this.guarded = guarded;
             long start = timed ? telemetry.now() : 0;
             try {
                 T value = work.run(guarded);
@@ -367,18 +391,24 @@ final class TransactionRunner {
 
         private Throwable restoreAndClose() {
             Throwable failure = null;
+            boolean discard = false;
             try {
                 if (ended) {
                     if (networkTimeoutBefore != -1) {
                         liftNetworkTimeout();
                     }
                     restore.apply(raw);
+                    discard = sessionChanged(this);
                 }
             } catch (Throwable t) {
                 failure = t;
             }
             try {
-                raw.close();
+                if (discard) {
+                    sessions.discard(raw);
+                } else {
+                    raw.close();
+                }
             } catch (Throwable t) {
                 if (failure == null) {
                     failure = t;
@@ -388,6 +418,36 @@ final class TransactionRunner {
             }
             return failure;
         }
+    }
+
+    /**
+     * Whether the connection must not go back to the pool: work sent a statement that may change the session unseen
+     * ({@link GuardedConnection#sessionRisk}), on PostgreSQL, and the session changed, or cannot be compared (not read
+     * before: the first such transaction from this call site; or unreadable after). Reported when true.
+     */
+    private boolean sessionChanged(Transaction<?> tx) throws SQLException {
+        String risk = tx.guarded == null ? null : tx.guarded.sessionRisk();
+        if (risk == null || !isPostgres(tx.raw)) {
+            return false;
+        }
+        SessionState.CallSite site = sessions.site(tx.site);
+        String why;
+        if (tx.sessionBefore == null) {
+            why = "was not read before it (the first such transaction from this call site; later ones are compared)";
+        } else {
+            try {
+                if (SessionState.fingerprint(tx.raw).equals(tx.sessionBefore)) {
+                    sessions.sawRisk(site);
+                    return false;
+                }
+                why = "changed";
+            } catch (SQLException | RuntimeException unread) {
+                why = "could not be read after it (" + unread + ")";
+            }
+        }
+        sessions.sawRisk(site);
+        telemetry.sessionDiscarded(tx.lease.workload(), tx.site, risk, why, site.logged.compareAndSet(false, true));
+        return true;
     }
 
     /**

@@ -68,6 +68,12 @@ public final class BulkheadMeterNames {
     /** Counter: leases reported by leak detection (open for longer than the barrier's leak detection threshold). */
     public static final String LEAKS_SUSPECTED = "db.bulkhead.leases.leak_suspected";
 
+    /**
+     * Counter: connections discarded instead of going back to the pool, because work may have changed their session
+     * in a way its SQL text could not show (a {@code DO} block, a {@code CALL}) and it did, or it could not be told.
+     */
+    public static final String SESSIONS_DISCARDED = "db.bulkhead.sessions.discarded";
+
     /** Tag: the barrier's name. */
     public static final String BULKHEAD = "bulkhead";
     /** Tag: the workload's name. */

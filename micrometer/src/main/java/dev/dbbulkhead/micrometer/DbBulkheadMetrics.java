@@ -8,6 +8,7 @@ import static dev.dbbulkhead.micrometer.BulkheadMeterNames.EXECUTING;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.HOLD_RECENT;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.LIMIT;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.LEAKS_SUSPECTED;
+import static dev.dbbulkhead.micrometer.BulkheadMeterNames.SESSIONS_DISCARDED;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.OPERATIONS;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.OUTCOME;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.PENDING;
@@ -151,6 +152,11 @@ public final class DbBulkheadMetrics implements BulkheadListener {
     }
 
     @Override
+    public void onSessionDiscarded(Workload workload) {
+        meters(workload).sessionsDiscarded.increment();
+    }
+
+    @Override
     public void onRejected(Workload workload, RejectionReason reason, long waitedNanos) {
         meters(workload).rejections.get(reason).increment();
     }
@@ -184,6 +190,7 @@ public final class DbBulkheadMetrics implements BulkheadListener {
         final Timer connectionUse;
         final Timer work;
         final Counter leaksSuspected;
+        final Counter sessionsDiscarded;
         final Counter poolTimeouts;
         final Counter overloadSignals;
         final Counter auditsServed;
@@ -206,6 +213,8 @@ public final class DbBulkheadMetrics implements BulkheadListener {
             work = timer(registry, WORK, "time inside the caller's work", tags);
             leaksSuspected = Counter.builder(LEAKS_SUSPECTED).description("leases open for longer than the leak "
                     + "detection threshold").tags(tags).baseUnit("leases").register(registry);
+            sessionsDiscarded = Counter.builder(SESSIONS_DISCARDED).description("connections discarded because "
+                    + "work may have changed their session").tags(tags).baseUnit("connections").register(registry);
             poolTimeouts = Counter.builder(POOL_TIMEOUTS).description("admitted operations that could not get a "
                     + "connection from the pool in time").tags(tags).baseUnit("operations").register(registry);
             overloadSignals = Counter.builder(OVERLOAD_SIGNALS).description("admitted operations that failed with "

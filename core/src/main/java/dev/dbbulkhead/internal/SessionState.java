@@ -1,0 +1,125 @@
+package dev.dbbulkhead.internal;
+
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.concurrent.atomic.AtomicBoolean;
+import javax.sql.DataSource;
+
+/**
+ * Keeps the session the pool's when work sent SQL that may change it in a way its text cannot show (a {@code DO}
+ * block, a {@code CALL}, {@code set_config} with a computed scope: {@link TransactionControl}'s risks). What the text
+ * shows is refused before it runs; this is the net under what it cannot show.
+ *
+ * <p>The session is read as one text ({@link #fingerprint}): the role, every setting set for the session or by the
+ * client, session-level advisory locks, temporary tables, cursors, SQL-level prepared statements and channels
+ * listened to. The first transaction from a call site (the work's class) that sends a risky statement has its
+ * connection discarded, since nothing was read before it; from then on, transactions from that call site read the
+ * session before they begin (in auto-commit, before the transaction's own {@code SET LOCAL}s) and again after they
+ * end, and a connection whose session changed is discarded. Discarded: HikariCP's {@code evictConnection} where the
+ * data source has it, else {@link Connection#abort}, then {@code close}, so that the pool opens a new connection
+ * instead of lending this one again. Each discard is reported ({@code onSessionDiscarded}) and logged once per call
+ * site. PostgreSQL only; ordinary SQL never reaches this class.
+ *
+ * <p>Thread-safe; one instance per barrier.
+ */
+final class SessionState {
+    /**
+     * The session as the next caller would find it, one round trip (about 0.3 ms of server time, mostly
+     * {@code pg_settings}). Run in auto-commit (or after the transaction ended), so that nothing transaction-scoped is
+     * in it.
+     */
+    static final String FINGERPRINT = "SELECT current_user || '|' || session_user"
+            + " || '|' || coalesce((SELECT string_agg(name || '=' || setting, ',' ORDER BY name) FROM pg_settings"
+            + " WHERE source IN ('session', 'client')), '')"
+            + " || '|' || (SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid())"
+            + " || '|' || (SELECT count(*) FROM pg_class WHERE relnamespace = pg_my_temp_schema())"
+            + " || '|' || (SELECT count(*) FROM pg_cursors WHERE is_holdable)"
+            + " || '|' || (SELECT count(*) FROM pg_prepared_statements WHERE from_sql)"
+            + " || '|' || (SELECT count(*) FROM pg_listening_channels())";
+
+    /** What one call site has shown so far. */
+    static final class CallSite {
+        /** A transaction from it sent a risky statement: read the session before its next ones. */
+        volatile boolean risky;
+        final AtomicBoolean logged = new AtomicBoolean();
+    }
+
+    private final ClassValue<CallSite> sites = new ClassValue<>() {
+        @Override
+        protected CallSite computeValue(Class<?> type) {
+            return new CallSite();
+        }
+    };
+    /** Whether any call site has been risky: until then a transaction costs one volatile read here. */
+    private volatile boolean anyRisky;
+    private final Discard discard;
+
+    SessionState(DataSource source) {
+        this.discard = Discard.of(source);
+    }
+
+    /** Whether a transaction of {@code work}'s class should read the session before it begins. */
+    boolean watched(Class<?> work) {
+        return anyRisky && sites.get(work).risky;
+    }
+
+    CallSite site(Class<?> work) {
+        return sites.get(work);
+    }
+
+    void sawRisk(CallSite site) {
+        site.risky = true;
+        anyRisky = true;
+    }
+
+    void discard(Connection raw) throws SQLException {
+        discard.discard(raw);
+    }
+
+    /** The session's state as one text (see {@link #FINGERPRINT}). */
+    static String fingerprint(Connection raw) throws SQLException {
+        try (Statement statement = raw.createStatement(); var r = statement.executeQuery(FINGERPRINT)) {
+            r.next();
+            return r.getString(1);
+        }
+    }
+
+    /** How a connection is taken out of its pool instead of going back to it; chosen once from the data source. */
+    @FunctionalInterface
+    interface Discard {
+        void discard(Connection raw) throws SQLException;
+
+        static Discard of(DataSource source) {
+            Method evict;
+            try {
+                evict = source.getClass().getMethod("evictConnection", Connection.class);
+            } catch (NoSuchMethodException | RuntimeException e) {
+                evict = null;
+            }
+            if (evict == null) {
+                return Discard::abortAndClose;
+            }
+            Method method = evict;
+            return raw -> {
+                try {
+                    method.invoke(source, raw);
+                } catch (IllegalAccessException | InvocationTargetException | RuntimeException e) {
+                    abortAndClose(raw);
+                    return;
+                }
+                raw.close();
+            };
+        }
+
+        private static void abortAndClose(Connection raw) throws SQLException {
+            try {
+                raw.abort(Runnable::run);
+            } finally {
+                raw.close();
+            }
+        }
+    }
+}

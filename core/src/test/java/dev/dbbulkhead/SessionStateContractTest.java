@@ -1,0 +1,231 @@
+package dev.dbbulkhead;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * The session belongs to the pool, the transaction to the caller: on a pool of one connection, so that the next
+ * caller gets the very session the first one used, work that would change the session beyond its transaction is
+ * refused before it runs (SQLState 25000, nothing committed, the refusal naming the transaction-scoped spelling), and
+ * the next, unrelated caller sees the session as the pool left it; what is transaction-scoped keeps working. Runs
+ * through PgBouncer's transaction pooling in CI as well. (What the text cannot show, a {@code DO} block or a
+ * {@code CALL}: {@code SessionDiscardTest}.)
+ */
+class SessionStateContractTest {
+    @RegisterExtension
+    static final BarrierExtension POOL = new BarrierExtension(1);
+
+    /** What a later caller would notice of the session, but the backend (PgBouncer may hand out another one). */
+    static String session(DbBulkhead gate) throws Exception {
+        return gate.transaction(Duration.ZERO, c -> Db.text(c, "SELECT current_setting('search_path') || '|' "
+                + "|| current_setting('statement_timeout') || '|' || current_setting('default_transaction_read_only') "
+                + "|| '|' || current_user || '|' || current_setting('application_name') || '|' "
+                + "|| (SELECT count(*) FROM pg_class WHERE relnamespace = pg_my_temp_schema()) || '|' "
+                + "|| (SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()) || '|' "
+                + "|| (SELECT count(*) FROM pg_prepared_statements WHERE from_sql) || '|' "
+                + "|| (SELECT count(*) FROM pg_cursors WHERE is_holdable) || '|' "
+                + "|| (SELECT count(*) FROM pg_listening_channels())"));
+    }
+
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', textBlock = """
+            SET search_path TO tenant_a, public                      | SET LOCAL search_path
+            SET search_path TO nowhere                               | SET LOCAL search_path
+            SET statement_timeout TO 1                               | SET LOCAL statement_timeout
+            SET SESSION statement_timeout = 1                        | SET LOCAL statement_timeout
+            SELECT set_config('statement_timeout', '1', false)       | set_config(..., true)
+            SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY     | SET TRANSACTION
+            SET ROLE other                                           | SET LOCAL ROLE
+            SET SESSION AUTHORIZATION other                          | SET LOCAL SESSION AUTHORIZATION
+            RESET application_name                                   | SET LOCAL name TO DEFAULT
+            RESET ALL                                                | SET LOCAL name TO DEFAULT
+            SELECT pg_advisory_lock(4243)                            | pg_advisory_xact_lock
+            SELECT pg_try_advisory_lock_shared(4243)                 | pg_try_advisory_xact_lock_shared
+            CREATE TEMP TABLE session_t (id int)                     | ON COMMIT DROP
+            SELECT 1 AS id INTO TEMP session_t                       | ON COMMIT DROP
+            DECLARE held CURSOR WITH HOLD FOR SELECT 1               | WITHOUT HOLD
+            PREPARE q AS SELECT 1                                    | PreparedStatement
+            LISTEN db_bulkhead_events                                | outside the pool
+            DISCARD TEMP                                             | leave the session to the pool
+            """)
+    void aSessionChangeIsRefusedBeforeItRunsNothingCommitsAndTheNextCallerSeesThePoolsSession(String sql,
+            String instead) throws Exception {
+        var gate = POOL.bulkhead(1, 0);
+        String before = session(gate);
+        for (int how = 0; how < 3; how++) {
+            long id = Db.newId();
+            int way = how;
+            assertThatThrownBy(() -> gate.transaction(Duration.ZERO, c -> {
+                Db.insert(c, id);
+                send(c, sql, way);
+                return null;
+            })).as("%s via %d", sql, way).isInstanceOf(SQLException.class)
+                    .hasMessageContaining("reach the next caller").hasMessageContaining(instead)
+                    .satisfies(e -> assertThat(((SQLException) e).getSQLState()).isEqualTo("25000"));
+            assertThat(Db.rows(id)).as("%s via %d: told refused, nothing committed", sql, way).isZero();
+            assertThat(session(gate)).as("%s via %d: what the next caller sees", sql, way).isEqualTo(before);
+        }
+    }
+
+    /** Sends {@code sql} as a plain statement (0), a prepared one (1) or in a batch (2). */
+    private static void send(Connection c, String sql, int way) throws SQLException {
+        switch (way) {
+            case 0 -> {
+                try (var s = c.createStatement()) {
+                    s.execute(sql);
+                }
+            }
+            case 1 -> {
+                try (var p = c.prepareStatement(sql)) {
+                    p.execute();
+                }
+            }
+            default -> {
+                try (var s = c.createStatement()) {
+                    s.addBatch(sql);
+                    s.executeBatch();
+                }
+            }
+        }
+    }
+
+    @Test
+    void workThatCatchesTheRefusalCommitsWhatRanAndTheSessionIsUnchanged() throws Exception {
+        var gate = POOL.bulkhead(1, 0);
+        String before = session(gate);
+        long id = Db.newId();
+        String told = gate.transaction(Duration.ZERO, c -> {
+            Db.insert(c, id);
+            try {
+                Db.update(c, "SET search_path TO nowhere");
+                return "not refused";
+            } catch (SQLException refused) {
+                return refused.getSQLState();
+            }
+        });
+        assertThat(told).isEqualTo("25000");
+        assertThat(Db.rows(id)).as("told committed: the insert is there").isEqualTo(1);
+        assertThat(session(gate)).isEqualTo(before);
+    }
+
+    @Test
+    void anAdvisoryLockRefusedIsNotHeldForAnyoneElse() throws Exception {
+        var gate = POOL.bulkhead(1, 0);
+        assertThatThrownBy(() -> gate.transaction(Duration.ZERO, c -> Db.text(c, "SELECT pg_advisory_lock(4244)")))
+                .isInstanceOf(SQLException.class);
+        try (Connection other = Db.server().connect()) {
+            assertThat(Db.text(other, "SELECT pg_try_advisory_lock(4244)")).as("another session takes it").isEqualTo("t");
+            Db.text(other, "SELECT pg_advisory_unlock(4244)");
+        }
+    }
+
+    // --- What keeps working. ---
+
+    @Test
+    void transactionScopedSettingsWorkInsideAndEndWithTheTransaction() throws Exception {
+        var gate = POOL.bulkhead(1, 0);
+        String before = session(gate);
+        String inside = gate.transaction(Duration.ZERO, c -> {
+            Db.update(c, "SET LOCAL search_path TO pg_catalog, public");
+            Db.update(c, "SET LOCAL statement_timeout = 4321");
+            String first = Db.text(c, "SELECT current_setting('search_path') || '|' "
+                    + "|| current_setting('statement_timeout')");
+            Db.text(c, "SELECT set_config('lock_timeout', '1234', true)");
+            return first + "|" + Db.text(c, "SELECT current_setting('lock_timeout')");
+        });
+        assertThat(inside).isEqualTo("pg_catalog, public|4321ms|1234ms");
+        assertThat(session(gate)).isEqualTo(before);
+        String lockTimeout = gate.transaction(Duration.ZERO, c -> Db.text(c, "SELECT current_setting('lock_timeout')"));
+        assertThat(lockTimeout).as("set_config(..., true) ended with its transaction").isNotEqualTo("1234ms");
+    }
+
+    @Test
+    void setTransactionAsTheFirstStatementSetsThisTransactionOnly() throws Exception {
+        var gate = POOL.bulkhead(1, 0);
+        String isolation = gate.transaction(Duration.ZERO, c -> {
+            Db.update(c, "SET TRANSACTION ISOLATION LEVEL SERIALIZABLE");
+            return Db.text(c, "SELECT current_setting('transaction_isolation')");
+        });
+        assertThat(isolation).isEqualTo("serializable");
+        String next = gate.transaction(Duration.ZERO, c -> Db.text(c, "SELECT current_setting('transaction_isolation')"));
+        assertThat(next).isEqualTo("read committed");
+    }
+
+    @Test
+    void aTransactionScopedAdvisoryLockIsReleasedAtTheEnd() throws Exception {
+        var gate = POOL.bulkhead(1, 0);
+        String taken = gate.transaction(Duration.ZERO, c -> Db.text(c, "SELECT pg_try_advisory_xact_lock(4245)"));
+        assertThat(taken).isEqualTo("t");
+        try (Connection other = Db.server().connect()) {
+            assertThat(Db.text(other, "SELECT pg_try_advisory_lock(4245)")).isEqualTo("t");
+            Db.text(other, "SELECT pg_advisory_unlock(4245)");
+        }
+    }
+
+    @Test
+    void aTemporaryTableOnCommitDropCanBeCreatedAgainByTheNextTransaction() throws Exception {
+        var gate = POOL.bulkhead(1, 0);
+        String before = session(gate);
+        for (int round = 0; round < 3; round++) {
+            int rows = gate.transaction(Duration.ZERO, c -> {
+                Db.update(c, "CREATE TEMP TABLE scratch (id int) ON COMMIT DROP");
+                Db.update(c, "INSERT INTO scratch VALUES (1), (2)");
+                return Db.count(c, "SELECT count(*) FROM scratch");
+            });
+            assertThat(rows).isEqualTo(2);
+        }
+        assertThat(session(gate)).isEqualTo(before);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"SELECT 'SET search_path TO nowhere; RESET ALL'", "SELECT 1 /* LISTEN x; DISCARD ALL */",
+        "-- SET ROLE other\nSELECT 1", "SELECT $$SELECT pg_advisory_lock(1)$$", "SELECT 1 AS set_config",
+        "SELECT set_config FROM (SELECT 1 AS set_config) t", "SELECT \"set_config\" FROM (SELECT 1 AS set_config) t",
+        "SELECT 1 AS pg_advisory_lock", "SELECT 'x' AS \"CREATE TEMP TABLE t\""})
+    void textThatOnlyContainsTheWordsIsServed(String sql) throws Exception {
+        var gate = POOL.bulkhead(1, 0);
+        long id = Db.newId();
+        gate.transaction(Duration.ZERO, c -> {
+            Db.insert(c, id);
+            try (var s = c.createStatement()) {
+                s.execute(sql);
+            }
+            return null;
+        });
+        assertThat(Db.rows(id)).isEqualTo(1);
+    }
+
+    @Test
+    void theRefusalsNameWhatToDoInstead() throws Exception {
+        var gate = POOL.bulkhead(1, 0);
+        List<String> messages = new ArrayList<>();
+        for (String sql : List.of("SET search_path TO x", "SELECT pg_advisory_lock(1)", "CREATE TEMP TABLE t (id int)")) {
+            try {
+                gate.transaction(Duration.ZERO, c -> Db.update(c, sql));
+            } catch (SQLException e) {
+                messages.add(e.getMessage());
+            }
+        }
+        assertThat(messages).containsExactly(
+                "db-bulkhead: work must not send SET search_path as SQL: the change would stay on the pooled "
+                        + "connection after the transaction and reach the next caller (the session belongs to the "
+                        + "pool); use SET LOCAL search_path instead, which ends with the transaction",
+                "db-bulkhead: work must not send pg_advisory_lock(...) as SQL: the change would stay on the pooled "
+                        + "connection after the transaction and reach the next caller (the session belongs to the "
+                        + "pool); use pg_advisory_xact_lock(...) instead, which is released when the transaction ends",
+                "db-bulkhead: work must not send CREATE TEMP TABLE without ON COMMIT DROP as SQL: the change would "
+                        + "stay on the pooled connection after the transaction and reach the next caller (the session "
+                        + "belongs to the pool); add ON COMMIT DROP, which drops the table when the transaction ends");
+    }
+}
