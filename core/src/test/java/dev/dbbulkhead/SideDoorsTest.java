@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.StringReader;
+import java.sql.Array;
 import java.sql.CallableStatement;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -180,5 +181,52 @@ class SideDoorsTest {
         });
         assertThat(copied).isEqualTo(2);
         assertThat(Db.rows(first) + Db.rows(second)).isEqualTo(2);
+    }
+
+    @Test
+    void anArraysResultSetLeadsBackToTheGuardNotToTheDriversConnection() throws Exception {
+        var gate = POOL.bulkhead(1, 0);
+        long id = Db.newId();
+        var reached = new ArrayList<Connection>();
+        assertThatThrownBy(() -> gate.transaction(Duration.ZERO, c -> {
+            Db.insert(c, id);
+            reached.add(c);
+            try (var s = c.createStatement(); var r = s.executeQuery("SELECT ARRAY[1, 2, 3], ARRAY['a', 'b']")) {
+                r.next();
+                Array numbers = r.getArray(1);
+                assertThat(numbers.toString()).as("the driver's text of the array").isEqualTo("{1,2,3}");
+                reached.add(numbers.getResultSet().getStatement().getConnection());
+                reached.add(((Array) r.getObject(2)).getResultSet(1, 1).getStatement().getConnection());
+                reached.add(c.createArrayOf("int4", new Integer[] {1}).getResultSet().getStatement().getConnection());
+                reached.getLast().commit();
+            }
+            return null;
+        })).isInstanceOf(SQLException.class).hasMessageContaining("db-bulkhead owns this transaction");
+        assertThat(reached).as("the connection work got, and what each array led back to").hasSize(4)
+                .allSatisfy(connection -> assertThat(connection).isSameAs(reached.getFirst()));
+        assertThat(Db.rows(id)).as("the commit was refused: told failed, nothing committed").isZero();
+    }
+
+    @Test
+    void aGuardedArrayGivenBackToTheDriverIsTheDriversOwn() throws Exception {
+        var gate = POOL.bulkhead(1, 0);
+        String sums = gate.transaction(Duration.ZERO, c -> {
+            Array created = c.createArrayOf("int4", new Integer[] {1, 2, 3});
+            Array read;
+            try (var s = c.createStatement(); var r = s.executeQuery("SELECT ARRAY[10, 20]")) {
+                r.next();
+                read = r.getArray(1);
+            }
+            try (var p = c.prepareStatement("SELECT (SELECT sum(x) FROM unnest(?::int[]) x) || '/' "
+                    + "|| (SELECT sum(x) FROM unnest(?::int[]) x)")) {
+                p.setArray(1, created);
+                p.setObject(2, read);
+                try (var r = p.executeQuery()) {
+                    r.next();
+                    return r.getString(1);
+                }
+            }
+        });
+        assertThat(sums).isEqualTo("6/30");
     }
 }

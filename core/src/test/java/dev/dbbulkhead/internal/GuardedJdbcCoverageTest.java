@@ -7,8 +7,12 @@ import dev.dbbulkhead.testkit.NoopConnection;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
+import java.lang.module.ModuleFinder;
+import java.lang.module.ModuleReader;
 import java.lang.reflect.Proxy;
+import java.sql.Array;
 import java.sql.CallableStatement;
+import java.sql.Connection;
 import java.sql.DatabaseMetaData;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -16,9 +20,13 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.function.BiFunction;
 import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -33,7 +41,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  */
 @Tag("no-db")
 class GuardedJdbcCoverageTest {
-    private static final Set<String> ALWAYS_ALLOWED = Set.of("close", "isClosed", "unwrap", "isWrapperFor",
+    private static final Set<String> ALWAYS_ALLOWED = Set.of("close", "free", "isClosed", "unwrap", "isWrapperFor",
             "getDriverMajorVersion", "getDriverMinorVersion");
 
     /** The driver's side: records each call and answers a default value (a stub result set for result sets). */
@@ -51,8 +59,10 @@ class GuardedJdbcCoverageTest {
                 if (r == ResultSet.class) {
                     return stub(ResultSet.class);
                 }
-                if (r == Statement.class) {
-                    return stub(Statement.class);
+                if (r == Statement.class || r == Array.class || r == Connection.class
+                        || r == PreparedStatement.class || r == CallableStatement.class
+                        || r == DatabaseMetaData.class) {
+                    return stub(r);
                 }
                 return defaultValue(r);
             }));
@@ -104,6 +114,8 @@ class GuardedJdbcCoverageTest {
                     (c, d) -> new GuardedCallableStatement(c, d.stub(CallableStatement.class)));
             case "ResultSet" -> new Kind(ResultSet.class, GuardedResultSet.class,
                     (c, d) -> new GuardedResultSet(c, d.stub(ResultSet.class), null));
+            case "Array" -> new Kind(Array.class, GuardedArray.class,
+                    (c, d) -> new GuardedArray(c, d.stub(Array.class)));
             default -> new Kind(DatabaseMetaData.class, GuardedMetaData.class,
                     (c, d) -> new GuardedMetaData(c, d.stub(DatabaseMetaData.class)));
         };
@@ -122,7 +134,8 @@ class GuardedJdbcCoverageTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"Statement", "PreparedStatement", "CallableStatement", "ResultSet", "DatabaseMetaData"})
+    @ValueSource(strings = {"Statement", "PreparedStatement", "CallableStatement", "ResultSet", "DatabaseMetaData",
+        "Array"})
     void everyMethodIsDeclaredByTheWrapperAndReachesTheDriverWhileOpen(String name) throws Throwable {
         var kind = kind(name);
         var connection = new GuardedConnection(new NoopConnection());
@@ -154,6 +167,9 @@ class GuardedJdbcCoverageTest {
                     .containsExactly(m.getName() + m.getParameterCount());
             if (m.getReturnType() == ResultSet.class) {
                 assertThat(result).as("%s hands out a guarded result set", m).isInstanceOf(GuardedResultSet.class);
+            }
+            if (m.getReturnType() == Array.class) {
+                assertThat(result).as("%s hands out a guarded array", m).isInstanceOf(GuardedArray.class);
             }
             if (m.getName().equals("getStatement")) {
                 assertThat(result).as("%s hands out a guarded statement", m).isInstanceOf(GuardedStatement.class);
@@ -189,7 +205,8 @@ class GuardedJdbcCoverageTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"Statement", "PreparedStatement", "CallableStatement", "ResultSet", "DatabaseMetaData"})
+    @ValueSource(strings = {"Statement", "PreparedStatement", "CallableStatement", "ResultSet", "DatabaseMetaData",
+        "Array"})
     void onceTheTransactionEndedEveryCallFailsWithoutReachingTheDriver(String name) throws Throwable {
         var kind = kind(name);
         var connection = new GuardedConnection(new NoopConnection());
@@ -208,11 +225,96 @@ class GuardedJdbcCoverageTest {
             }
         }
         assertThat(driver.calls).isEmpty();
-        assertThat(((java.sql.Wrapper) wrapper).isWrapperFor(kind.type())).isTrue();
+        if (wrapper instanceof java.sql.Wrapper w) {
+            assertThat(w.isWrapperFor(kind.type())).isTrue();
+        }
         if (AutoCloseable.class.isAssignableFrom(kind.type())) {
             invoke(wrapper, kind.type().getMethod("close"));
             assertThat(driver.calls).as("close after the end does nothing").isEmpty();
             assertThat(invoke(wrapper, kind.type().getMethod("isClosed"))).isEqualTo(true);
         }
+    }
+
+    /** The JDBC objects that work is handed, and how each is wrapped around the driver's; the connection first. */
+    private static final Map<Class<?>, BiFunction<GuardedConnection, Driver, Object>> HANDED_OUT = Map.of(
+            Statement.class, kind("Statement").make(), PreparedStatement.class, kind("PreparedStatement").make(),
+            CallableStatement.class, kind("CallableStatement").make(), ResultSet.class, kind("ResultSet").make(),
+            DatabaseMetaData.class, kind("DatabaseMetaData").make(), Array.class, kind("Array").make());
+
+    /** Interfaces with such a getter that no JDBC object handed to work returns, and why. */
+    private static final Map<Class<?>, String> NOT_HANDED_OUT = Map.of(
+            java.sql.Driver.class, "the driver itself: no connection, statement or result set returns one",
+            java.sql.ConnectionBuilder.class, "built by a DataSource, which work never gets");
+
+    private static boolean reachesAConnection(Class<?> type) {
+        return Connection.class.isAssignableFrom(type) || Statement.class.isAssignableFrom(type)
+                || ResultSet.class.isAssignableFrom(type);
+    }
+
+    /** Every public interface of {@code java.sql} in this JDK, read from the module itself. */
+    private static List<Class<?>> jdbcInterfaces() throws Exception {
+        var types = new ArrayList<Class<?>>();
+        try (ModuleReader reader = ModuleFinder.ofSystem().find("java.sql").orElseThrow().open()) {
+            for (String name : reader.list().filter(n -> n.startsWith("java/sql/") && n.endsWith(".class")
+                    && n.indexOf('/', "java/sql/".length()) < 0 && !n.contains("$")).toList()) {
+                Class<?> type = Class.forName(name.replace('/', '.').replace(".class", ""));
+                if (type.isInterface() && Modifier.isPublic(type.getModifiers())) {
+                    types.add(type);
+                }
+            }
+        }
+        return types;
+    }
+
+    /**
+     * By reflection over {@code java.sql}, so that a getter a later JDK adds fails here: every interface with a method
+     * that returns a connection, a statement or a result set is one the guard wraps (or cannot be reached from one),
+     * and each such method of each wrapper, on a driver that answers with its own objects, hands out an object whose
+     * way back ({@code getConnection()}, {@code getStatement().getConnection()}) is the guarded connection.
+     */
+    @Test
+    void everyGetterThatReachesAConnectionLeadsBackToTheGuard() throws Throwable {
+        var reaching = new TreeMap<String, Class<?>>();
+        var getters = new TreeSet<String>();
+        for (Class<?> type : jdbcInterfaces()) {
+            for (Method m : type.getMethods()) {
+                if (!Modifier.isStatic(m.getModifiers()) && reachesAConnection(m.getReturnType())) {
+                    reaching.put(type.getName(), type);
+                    getters.add(type.getSimpleName() + "." + m.getName());
+                }
+            }
+        }
+        assertThat(getters).as("the getters found").contains("Array.getResultSet", "ResultSet.getStatement",
+                "Statement.getConnection", "DatabaseMetaData.getConnection", "Connection.createStatement");
+        for (Class<?> type : reaching.values()) {
+            if (type == Connection.class || NOT_HANDED_OUT.containsKey(type)) {
+                continue;
+            }
+            assertThat(HANDED_OUT).as("%s reaches a connection: the guard must wrap it", type.getName())
+                    .containsKey(type);
+        }
+        var driver = new Driver();
+        var connection = new GuardedConnection(driver.stub(Connection.class));
+        int checked = leadsBack(connection, Connection.class, connection);
+        for (var handedOut : HANDED_OUT.entrySet()) {
+            checked += leadsBack(handedOut.getValue().apply(connection, driver), handedOut.getKey(), connection);
+        }
+        assertThat(checked).as("getters checked (58 on JDK 25)").isGreaterThanOrEqualTo(50);
+    }
+
+    private static int leadsBack(Object wrapper, Class<?> type, GuardedConnection guard) throws Throwable {
+        int checked = 0;
+        for (Method m : methodsOf(type)) {
+            if (!reachesAConnection(m.getReturnType())) {
+                continue;
+            }
+            Object result = invoke(wrapper, m);
+            Connection back = result instanceof Connection c ? c
+                    : result instanceof Statement s ? s.getConnection()
+                    : ((ResultSet) result).getStatement().getConnection();
+            assertThat(back).as("%s.%s leads back to the guard", type.getSimpleName(), m).isSameAs(guard);
+            checked++;
+        }
+        return checked;
     }
 }
