@@ -375,6 +375,8 @@ public final class DbBulkhead {
                 throw new InvalidSettingException(null, Setting.SHARED_LIMIT, sharedLimit, "must be <= the pool size "
                         + pool);
             }
+            // What bounds the workloads: the shared limit where the caller gave one, else the pool.
+            Setting bound = sharedLimit > 0 ? Setting.SHARED_LIMIT : Setting.POOL_SIZE;
             pool = sharedLimit > 0 ? sharedLimit : pool;
             long sum = workloads.values().stream().mapToLong(WorkloadConfig::concurrent).sum();
             if (pool <= 0) {
@@ -384,7 +386,7 @@ public final class DbBulkhead {
                             source.getClass().getName(), describe());
                 }
             } else if (sum > pool && strict) {
-                throw new InvalidSettingException(null, Setting.POOL_SIZE, pool, "of db-bulkhead '" + name
+                throw new InvalidSettingException(null, bound, pool, "of db-bulkhead '" + name
                         + "' must be at least what the workloads' concurrent add up to, " + sum + " " + describe()
                         + " (lower them or use separate pools)");
             } else if (sum > pool) {

@@ -145,4 +145,13 @@ class PrioritiesTest {
                 + "workloads' concurrent added up and one for each elastic workload, 4 + 1");
         DbBulkhead.builder(noPool).workload("interactive", 4, 0).workload(elastic).sharedLimit(5).build();
     }
+
+    @Test
+    void aSharedLimitBelowTheWorkloadsIsBlamedOnTheSharedLimit() {
+        var noPool = new dev.dbbulkhead.testkit.NoopDataSource();
+        var refused = org.assertj.core.api.Assertions.catchThrowableOfType(InvalidSettingException.class,
+                () -> DbBulkhead.builder(noPool).workload("a", 2, 1).sharedLimit(1).build());
+        assertThat(refused.setting()).isEqualTo(Setting.SHARED_LIMIT);
+        assertThat(refused.getMessage()).contains("sharedLimit").doesNotContain("poolSize");
+    }
 }

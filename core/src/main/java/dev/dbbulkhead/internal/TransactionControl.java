@@ -74,9 +74,9 @@ final class TransactionControl {
         /** The refusal sent to work: SQLState 25000 (invalid transaction state). */
         SQLException refusal() {
             if (kind == Kind.TRANSACTION_CONTROL) {
-                return new SQLException(GuardedConnection.OWNED + "send " + command + " as SQL; it commits when work "
-                        + "returns and rolls back when work throws (savepoints, and ROLLBACK TO SAVEPOINT, are "
-                        + "allowed)", "25000");
+                return new SQLException("db-bulkhead owns this transaction: work must not send " + command + " as "
+                        + "SQL; it commits when work returns and rolls back when work throws (savepoints, and ROLLBACK "
+                        + "TO SAVEPOINT, are allowed)", "25000");
             }
             return new SQLException("db-bulkhead: work must not send " + command + " as SQL: the change would stay "
                     + "on the pooled connection after the transaction and reach the next caller (the session belongs "

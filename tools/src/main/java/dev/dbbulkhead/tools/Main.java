@@ -15,8 +15,27 @@ import picocli.CommandLine.Command;
         description = "Tools for db-bulkhead, admission control in front of a JDBC pool.",
         subcommands = {DemoCommand.class, OverloadCommand.class, BudgetCommand.class, FleetCommand.class})
 public final class Main implements Runnable {
+    /** How long the shutdown hooks may take once the JVM is asked to stop (SIGTERM, Ctrl-C, the end of a command). */
+    static final long SHUTDOWN_GRACE_MILLIS = 15_000;
+
     public static void main(String[] args) {
+        haltIfShutdownHangs();
         System.exit(commandLine().execute(args));
+    }
+
+    /**
+     * A stop always stops: should a shutdown hook hang (a full heap, a server that no longer answers while the test
+     * schema is dropped), the process halts {@link #SHUTDOWN_GRACE_MILLIS} later with status 143, as after SIGTERM.
+     */
+    private static void haltIfShutdownHangs() {
+        Runtime.getRuntime().addShutdownHook(Thread.ofPlatform().unstarted(() -> Thread.ofPlatform().daemon().start(() -> {
+            try {
+                Thread.sleep(SHUTDOWN_GRACE_MILLIS);
+            } catch (InterruptedException e) {
+                return;
+            }
+            Runtime.getRuntime().halt(143);
+        })));
     }
 
     /**

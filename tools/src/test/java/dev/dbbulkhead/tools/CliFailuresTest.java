@@ -79,7 +79,12 @@ class CliFailuresTest {
     @CsvSource(delimiter = '|', value = {
         "overload --scenarios open-loop --rate Infinity|--rate must be a finite number > 0, was Infinity",
         "overload --scenarios open-loop --rate 1e400|--rate must be a finite number > 0, was Infinity",
-        "overload --scenarios open-loop --rate 5e8 --duration 5|--rate × --duration must be at most 2147483647",
+        "overload --scenarios open-loop --rate 5e8 --duration 5|--rate must be at most 100000 ops/s",
+        "overload --scenarios open-loop --rate 1e7 --duration 1|--rate must be at most 100000 ops/s",
+        "overload --scenarios open-loop --rate 90000 --duration 60|--rate × --duration must be at most 1000000",
+        "overload --report /proc/nope|--report: cannot write to /proc/nope: ",
+        "fleet --report /proc/nope|--report: cannot write to /proc/nope: ",
+        "budget --instances 2 --pool 5 --max-connections 100 --other batch=99999999999|N at most 2147483647",
         "overload --duration NaN|--duration must be a finite number > 0, was NaN",
         "overload --scenarios s2-locks --loads Infinity|--loads must all be finite numbers > 0",
         "fleet --rate Infinity|--rate must be a finite number > 0",

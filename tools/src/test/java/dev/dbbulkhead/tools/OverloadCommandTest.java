@@ -41,6 +41,18 @@ class OverloadCommandTest {
         assertThat(svg.getElementsByTagName("rect").getLength()).isGreaterThan(16);
     }
 
+    /** SQL the guard refuses stops the run in one line before any measurement, instead of a comparison of failures. */
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(strings = {"COMMIT", "select 1; commit", "SET search_path TO x"})
+    void sqlThatCannotRunThroughABarrierIsRefusedBeforeTheRun(String sql) {
+        Cli.Result r = Cli.run("overload", "--pool", "2", "--concurrent", "2", "--sql", sql, "--operations", "20",
+                "--rate", "50", "--duration", "0.2", "--repetitions", "1");
+        assertThat(r.exit()).as(r.err()).isEqualTo(2);
+        assertThat(r.err().strip().lines().toList()).as(r.err()).hasSize(1).first().asString()
+                .startsWith("error: --sql cannot run inside a db-bulkhead transaction").contains("25000", "as SQL");
+        assertThat(r.out()).doesNotContain("database:");
+    }
+
     @Test
     void badSettingsAreNamedWithTheirValues() {
         Cli.Result r = Cli.run("overload", "--pool", "0", "--connection-timeout", "100", "--extra", "-1", "--configs",

@@ -103,10 +103,14 @@ public final class BudgetCommand implements Callable<Integer> {
             int equals = option.indexOf('=');
             String name = equals < 0 ? "" : option.substring(0, equals).strip();
             Integer n = null;
+            String count = equals < 0 ? "" : option.substring(equals + 1).strip();
             try {
-                n = equals < 0 ? null : Integer.valueOf(option.substring(equals + 1).strip());
+                n = equals < 0 ? null : Integer.valueOf(count);
             } catch (NumberFormatException notANumber) {
-                // refused below
+                if (count.matches("-?[0-9]+")) {
+                    throw new ParameterException(spec.commandLine(), "--other needs a NAME=N with N at most "
+                            + Integer.MAX_VALUE + ", was '" + option + "'");
+                }
             }
             if (name.isEmpty() || n == null) {
                 throw new ParameterException(spec.commandLine(), "--other needs a NAME=N, was '" + option + "'");

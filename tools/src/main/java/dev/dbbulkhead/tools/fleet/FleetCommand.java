@@ -4,6 +4,7 @@ import dev.dbbulkhead.testkit.Secrets;
 import dev.dbbulkhead.tools.budget.ConnectionBudget;
 import dev.dbbulkhead.tools.support.AdminConsole;
 import dev.dbbulkhead.tools.support.Failures;
+import dev.dbbulkhead.tools.support.ReportFolder;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
@@ -19,6 +20,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Properties;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
@@ -129,6 +131,12 @@ public final class FleetCommand implements Callable<Integer> {
         List<PgBouncerFaults.Fault> faultList = chosenFaults(problems);
         checkNumbers(problems);
         int withinPool = problems.isEmpty() ? withinBudgetPool(chosen, problems) : 0;
+        if (problems.isEmpty() && report != null) {
+            String problem = ReportFolder.problem(report);
+            if (problem != null) {
+                problems.add(problem);
+            }
+        }
         if (!problems.isEmpty()) {
             err.println("error: " + String.join("; ", problems));
             return 2;
@@ -137,6 +145,16 @@ public final class FleetCommand implements Callable<Integer> {
         String password = System.getenv().getOrDefault("DB_PASSWORD", "");
         boolean needsPgBouncer = chosen.stream().anyMatch(t -> t.viaPgBouncer) || !faultList.isEmpty();
         if (needsPgBouncer && !pgBouncerAnswers(user, password, err)) {
+            return 2;
+        }
+        var urls = new ArrayList<String>();
+        if (faultList.isEmpty()) {
+            urls.add(dbUrl);
+        }
+        if (needsPgBouncer) {
+            urls.add(pgbouncerUrl);
+        }
+        if (!urlsAnswer(urls, user, password, err)) {
             return 2;
         }
         if (!faultList.isEmpty()) {
@@ -221,6 +239,25 @@ public final class FleetCommand implements Callable<Integer> {
                     + "topology (bin/pgbouncer starts one; or leave it out with --topologies): " + Failures.oneLine(e));
             return false;
         }
+    }
+
+    /** Each JDBC URL the run will use answers a query before anything starts; else one line, and false. */
+    private static boolean urlsAnswer(List<String> urls, String user, String password, PrintWriter err) {
+        for (String url : urls) {
+            var properties = new Properties();
+            properties.setProperty("user", user);
+            properties.setProperty("password", password);
+            properties.setProperty("connectTimeout", "4");
+            properties.setProperty("loginTimeout", "4");
+            try (Connection c = DriverManager.getConnection(url, properties); var s = c.createStatement()) {
+                s.execute("SELECT 1");
+            } catch (SQLException e) {
+                err.println("error: cannot reach " + Secrets.redact(url) + " before the run: "
+                        + Secrets.mask(Failures.oneLine(e), Secrets.passwordsIn(url)));
+                return false;
+            }
+        }
+        return true;
     }
 
     /** The fleet's role, with the connection limit that is the budget. */

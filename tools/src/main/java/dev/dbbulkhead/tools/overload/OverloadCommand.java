@@ -1,7 +1,9 @@
 package dev.dbbulkhead.tools.overload;
 
 import com.zaxxer.hikari.HikariDataSource;
+import dev.dbbulkhead.DbBulkhead;
 import dev.dbbulkhead.testkit.TestDatabase;
+import dev.dbbulkhead.tools.support.ReportFolder;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.sql.SQLException;
@@ -62,8 +64,16 @@ public final class OverloadCommand implements Callable<Integer> {
             description = "Operations in the burst (default: ${DEFAULT-VALUE}).")
     int operations;
 
+    /**
+     * The open loop starts a virtual thread per arrival, and an overloaded run holds them all: arrivals closer than
+     * 10 us apart are not timed anyway, and a million waiting operations is what a run holds in a 1 GB heap.
+     */
+    static final double MAX_RATE = 100_000;
+    static final double MAX_OPERATIONS = 1_000_000;
+
     @Option(names = "--rate", paramLabel = "OPS",
-            description = "Open-loop arrivals per second (default: 5 × the pool's measured capacity).")
+            description = "Open-loop arrivals per second (default: 5 × the pool's measured capacity; at most 100000, "
+                    + "and --rate × --duration at most 1000000).")
     Double rate;
 
     @Option(names = "--duration", defaultValue = "10", paramLabel = "S",
@@ -157,6 +167,7 @@ public final class OverloadCommand implements Callable<Integer> {
     private void classic(PrintWriter out, TestDatabase db) throws Exception {
         List<Barriers> barriers = configs.stream().map(Barriers::byLabel).toList();
         Duration wait = Duration.ofMillis(waitMs);
+        runsThroughABarrier(db);
         double opSeconds = calibrate(db);
         double capacity = pool / opSeconds;
         double openRate = rate != null ? rate : 5 * capacity;
@@ -210,6 +221,12 @@ public final class OverloadCommand implements Callable<Integer> {
         var errors = new ArrayList<String>();
         checkClassic(errors);
         checkCapacity(errors);
+        if (errors.isEmpty() && report != null) {
+            String problem = ReportFolder.problem(report);
+            if (problem != null) {
+                errors.add(problem);
+            }
+        }
         if (!errors.isEmpty()) {
             throw new ParameterException(spec.commandLine(), String.join("; ", errors));
         }
@@ -229,13 +246,16 @@ public final class OverloadCommand implements Callable<Integer> {
         atLeast(errors, "--extra", extra, 0);
         atLeast(errors, "--wait", waitMs, 0);
         atLeast(errors, "--operations", operations, 1);
-        if (rate != null) {
-            finitePositive(errors, "--rate", rate);
+        boolean rateOk = rate == null || finitePositive(errors, "--rate", rate);
+        if (rate != null && rateOk && rate > MAX_RATE) {
+            rateOk = false;
+            errors.add("--rate must be at most " + (long) MAX_RATE + " ops/s (the open loop times each arrival and "
+                    + "holds every waiting one), was " + rate);
         }
-        if (finitePositive(errors, "--duration", durationSeconds) && rate != null
-                && rate * durationSeconds > Integer.MAX_VALUE) {
-            errors.add("--rate × --duration must be at most " + Integer.MAX_VALUE + " operations, was " + rate + " × "
-                    + durationSeconds);
+        if (finitePositive(errors, "--duration", durationSeconds) && rate != null && rateOk
+                && rate * durationSeconds > MAX_OPERATIONS) {
+            errors.add("--rate × --duration must be at most " + (long) MAX_OPERATIONS + " operations, was " + rate
+                    + " × " + durationSeconds);
         }
         atLeast(errors, "--repetitions", repetitions, 1);
         for (String c : configs) {
@@ -291,6 +311,25 @@ public final class OverloadCommand implements Callable<Integer> {
 
     private HikariDataSource newPool(TestDatabase db) throws SQLException {
         return Barriers.warmPool(db, pool, Duration.ofMillis(connectionTimeoutMs));
+    }
+
+    /**
+     * {@code --sql} once inside a db-bulkhead transaction, as every barrier configuration will run it: SQL the guard
+     * refuses (a {@code COMMIT}, a session {@code SET}) or that fails stops here, in one line, before any measurement.
+     */
+    private void runsThroughABarrier(TestDatabase db) throws SQLException, InterruptedException {
+        try (var ds = newPool(db)) {
+            new DbBulkhead(ds, 1, 0).transaction(Duration.ofSeconds(30), c -> {
+                try (var statement = c.createStatement()) {
+                    statement.execute(sql);
+                }
+                return null;
+            });
+        } catch (SQLException e) {
+            throw new ParameterException(spec.commandLine(), "--sql cannot run inside a db-bulkhead transaction, so "
+                    + "every operation through a barrier would fail: " + e.getMessage() + " (SQLState "
+                    + e.getSQLState() + ")");
+        }
     }
 
     /** The time of one operation on an idle pool, the median of 20. */

@@ -54,6 +54,29 @@ class FleetCommandTest {
         assertThat(r.out()).doesNotContain("started");
     }
 
+    /** A JDBC URL that answers nothing is one line and exit 2 before the run, not a report of 0 successes. */
+    @Test
+    void anUnreachableDatabaseUrlIsOneLineAndExit2BeforeTheRun() {
+        var r = Cli.run("fleet", "--topologies", "direct-over-budget", "--db-url",
+                "jdbc:postgresql://127.0.0.1:1/nowhere", "--phase", "1");
+        assertThat(r.exit()).isEqualTo(2);
+        assertThat(r.err().strip()).startsWith("error: cannot reach jdbc:postgresql://127.0.0.1:1/nowhere")
+                .doesNotContain("\n");
+        assertThat(r.out()).doesNotContain("instances");
+    }
+
+    /** With PgBouncer's console up, a --pgbouncer-url pointing at nothing is caught before the run as well. */
+    @Test
+    void anUnreachablePgBouncerUrlIsOneLineAndExit2BeforeTheRun() {
+        assumeTrue(Cli.listening(6432), "PgBouncer on 127.0.0.1:6432 (bin/pgbouncer)");
+        var r = Cli.run("fleet", "--topologies", "pgbouncer", "--pgbouncer-url",
+                "jdbc:postgresql://127.0.0.1:1/bulkhead?prepareThreshold=0", "--phase", "1");
+        assertThat(r.exit()).isEqualTo(2);
+        assertThat(r.err().strip()).startsWith("error: cannot reach jdbc:postgresql://127.0.0.1:1/bulkhead")
+                .doesNotContain("\n");
+        assertThat(r.out()).doesNotContain("instances");
+    }
+
     /** The instances' command lines carry no URL and no password: any user can read them with ps. */
     @Test
     void anInstancesCommandLineCarriesNoSecret() {
