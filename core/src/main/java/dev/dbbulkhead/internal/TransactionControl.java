@@ -145,13 +145,20 @@ final class TransactionControl {
 
     /** What the rest of a statement is read for, beside the calls that every statement is read for. */
     private enum Mode {
-        PLAIN,
+        PLAIN(0),
         /** {@code DECLARE}: {@code WITH HOLD}. */
-        DECLARE,
+        DECLARE(4),
         /** {@code CREATE TEMP TABLE}: {@code ON COMMIT DROP}. */
-        TEMP_TABLE,
+        TEMP_TABLE(2),
         /** {@code SELECT} or {@code WITH}: {@code INTO TEMP}. */
-        QUERY
+        QUERY(4);
+
+        /** The length of the keyword a sequence starts with: other words are skipped unread until one starts. */
+        final int startLength;
+
+        Mode(int startLength) {
+            this.startLength = startLength;
+        }
     }
 
     /** One reading of the text, statement by statement. */
@@ -161,7 +168,7 @@ final class TransactionControl {
         /** Whether backslashes are plain characters in a plain string. */
         private final boolean standardStrings;
         private int i;
-        /** The keyword sequence matched so far in the statement's {@link Mode}. */
+        /** The keyword sequence matched so far in the statement's {@link Mode}; 3 when whole, and it stays. */
         private int matched;
 
         Lexer(String sql, boolean standardStrings) {
@@ -188,20 +195,24 @@ final class TransactionControl {
         /** One statement: its first words, then the rest of it up to the next {@code ;}. */
         private Finding statement() {
             String first = word();
-            String control = transactionControl(first);
-            if (control != null) {
-                return new Finding(Kind.TRANSACTION_CONTROL, control, null);
-            }
             Mode mode = Mode.PLAIN;
             Finding found = null;
             switch (first) {
+                case "COMMIT", "END", "ABORT", "BEGIN", "START", "ROLLBACK", "PREPARE" -> {
+                    String control = transactionControl(first);
+                    if (control != null) {
+                        return new Finding(Kind.TRANSACTION_CONTROL, control, null);
+                    }
+                    if (first.equals("PREPARE")) {
+                        found = session("PREPARE", "use a PreparedStatement instead (the driver prepares it on the "
+                                + "server and keeps it for the session)");
+                    }
+                }
                 case "SET" -> found = set();
                 case "RESET" -> found = session("RESET " + parameter(word()),
                         "use SET LOCAL name TO DEFAULT instead, which ends with the transaction");
                 case "DISCARD" -> found = session("DISCARD", "leave the session to the pool (for temporary tables, "
                         + "CREATE TEMP TABLE ... ON COMMIT DROP)");
-                case "PREPARE" -> found = session("PREPARE", "use a PreparedStatement instead (the driver prepares it "
-                        + "on the server and keeps it for the session)");
                 case "LISTEN" -> found = session("LISTEN", "listen on a connection of its own, outside the pool");
                 case "LOAD" -> found = session("LOAD", "load the library for every session instead "
                         + "(session_preload_libraries or shared_preload_libraries)");
@@ -226,7 +237,7 @@ final class TransactionControl {
             if (mode == Mode.TEMP_TABLE) {
                 return matched == 3 ? inside : TEMP_TABLE;
             }
-            if (mode == Mode.DECLARE && matched == 2) {
+            if (mode == Mode.DECLARE && matched == 3) {
                 return WITH_HOLD;
             }
             if (mode == Mode.QUERY && matched == 3) {
@@ -390,40 +401,43 @@ final class TransactionControl {
          */
         private Finding skipStatement(Mode mode) {
             matched = 0;
+            boolean plain = mode == Mode.PLAIN;
             Finding risk = null;
             while (i < n) {
                 char c = sql.charAt(i);
-                if (c == ';') {
-                    i++;
-                    break;
-                }
-                if (skipComment() || Character.isWhitespace(c)) {
-                    i += Character.isWhitespace(c) ? 1 : 0;
-                    continue;
-                }
                 Finding found = null;
-                if (c == '\'') {
-                    skipQuoted('\'', escapeString());
-                    other(mode);
-                } else if (c == '"') {
-                    int start = i;
-                    skipQuoted('"', false);
-                    found = call(start + 1, i - 1, true);
-                    word(mode, start, i, true);
-                } else if (c == '$' && !afterIdentifier()) {
-                    skipDollarQuoteOrParameter();
-                    other(mode);
-                } else if (identifierStart(c)) {
-                    int start = i;
-                    i++;
+                if (identifierStart(c)) {
+                    int start = i++;
                     while (i < n && identifierPart(sql.charAt(i))) {
                         i++;
                     }
                     found = call(start, i, false);
-                    word(mode, start, i, false);
+                    if (!plain && (matched != 0 || i - start == mode.startLength)) {
+                        word(mode, start, i, false);
+                    }
+                } else if (c == ';') {
+                    i++;
+                    break;
+                } else if ((c == '-' || c == '/') && skipComment()) {
+                    continue;
+                } else if (c == '\'') {
+                    skipQuoted('\'', escapeString());
+                    other(plain);
+                } else if (c == '"') {
+                    int start = i;
+                    skipQuoted('"', false);
+                    found = call(start + 1, i - 1, true);
+                    if (!plain) {
+                        word(mode, start, i, true);
+                    }
+                } else if (c == '$' && !afterIdentifier()) {
+                    skipDollarQuoteOrParameter();
+                    other(plain);
                 } else {
                     i++;
-                    other(mode);
+                    if (c > ' ') {
+                        other(plain);
+                    }
                 }
                 if (found != null) {
                     if (found.refused()) {
@@ -445,8 +459,8 @@ final class TransactionControl {
         private void word(Mode mode, int start, int end, boolean quoted) {
             switch (mode) {
                 case DECLARE -> {
-                    if (matched < 2) {
-                        matched = is(start, end, "WITH") ? 1 : matched == 1 && is(start, end, "HOLD") ? 2 : 0;
+                    if (matched < 3) {
+                        matched = is(start, end, "WITH") ? 1 : matched == 1 && is(start, end, "HOLD") ? 3 : 0;
                     }
                 }
                 case TEMP_TABLE -> {
@@ -472,9 +486,9 @@ final class TransactionControl {
                     || is(start, end, "OVERRIDING") || is(start, end, "AS") || is(start, end, "WITH");
         }
 
-        /** A token that is not a word breaks a sequence being matched. */
-        private void other(Mode mode) {
-            if (mode != Mode.PLAIN && matched < (mode == Mode.DECLARE ? 2 : 3)) {
+        /** A token that is not a word breaks a sequence being matched (but a whole one). */
+        private void other(boolean plain) {
+            if (!plain && matched > 0 && matched < 3) {
                 matched = 0;
             }
         }
