@@ -41,6 +41,8 @@ final class AbortedTransactions {
             }
             Object state = d.state().invoke(raw.unwrap(d.connection()));
             return state instanceof Enum<?> e && e.name().equals("FAILED");
+        } catch (VirtualMachineError vm) {
+            throw vm;
         } catch (Throwable unknown) {
             return false; // nothing learnt: the commit goes ahead as it would have
         }

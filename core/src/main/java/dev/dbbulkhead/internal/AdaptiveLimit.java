@@ -248,9 +248,4 @@ final class AdaptiveLimit {
     static long tickNanos() {
         return TICK_NANOS;
     }
-
-    /** The last window's mean time from call to release, in nanoseconds: 0 before the first window. */
-    long latencyNanos() {
-        return latency;
-    }
 }

@@ -8,7 +8,6 @@ import dev.dbbulkhead.Priority;
 import dev.dbbulkhead.RejectionReason;
 import dev.dbbulkhead.Workload;
 import dev.dbbulkhead.WorkloadConfig;
-import java.lang.System.Logger.Level;
 import java.lang.ref.WeakReference;
 import java.time.Duration;
 import java.util.concurrent.ScheduledFuture;
@@ -130,12 +129,12 @@ final class Admission implements PermitLease.Owner {
                 }
                 return;
             }
-            try {
-                a.adaptive.tick(a.telemetry.now());
-            } catch (RuntimeException | Error e) {
-                // A failing decision must not end the clock (the scheduler would drop the task): logged, next tick.
-                a.telemetry.log().log(Level.ERROR, "db-bulkhead: the adaptive limit's tick failed", e);
-            }
+            a.adaptive.tick(a.telemetry.now()); // a failure is logged once by the scheduler, and the clock goes on
+        }
+
+        @Override
+        public String toString() {
+            return "the adaptive limit's clock";
         }
     }
 

@@ -143,6 +143,11 @@ final class Arbiter {
             }
             a.tick(clock.getAsLong());
         }
+
+        @Override
+        public String toString() {
+            return "the priorities' arbiter";
+        }
     }
 
     /** One tick: what the tick sees, then at a window's end the elastic allowances, then every cap. */

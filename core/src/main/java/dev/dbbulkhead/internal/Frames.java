@@ -28,11 +28,7 @@ import java.util.function.LongSupplier;
  * than the threshold found there is taken for leaked and reclaimed on that thread, its own, instead.
  */
 final class Frames {
-    private static final Cleaner CLEANER = Cleaner.create(task -> {
-        Thread t = new Thread(task, "db-bulkhead-reclaimer");
-        t.setDaemon(true);
-        return t;
-    });
+    private static final Cleaner CLEANER = Cleaner.create(task -> Daemons.thread("db-bulkhead-reclaimer", task));
 
     static final long ORPHAN_CHECK_MILLIS = 1_000;
     /** Leases whose thread dropped its thread locals while alive, held until that thread terminates. */

@@ -146,11 +146,6 @@ final class GoodputLimit {
         return (int) Math.round(level);
     }
 
-    /** Whether the limit just decided is a probe's (the window about to start measures it). */
-    boolean probing() {
-        return phase == Phase.PROBE;
-    }
-
     /**
      * The next window's limit, from what this one measured; {@code latencyCeilingNanos}: the mean time from call to
      * release above which L is cut (0: none).

@@ -41,6 +41,12 @@ public final class BulkheadMeterNames {
      * are congested, or leave no more of the shared limit), else 0.
      */
     public static final String ELASTIC_AT_FLOOR = "db.bulkhead.elastic.at_floor";
+    /**
+     * Timer: how long each operation held its execution permit, on every path: inside {@code transaction()} the wait
+     * for a connection and its use; a {@code Lease} (the starter's {@code @DbWorkload} methods) from grant to close.
+     * The hold time of sizing's arithmetic ({@code Q ≈ B × queueWait / hold}).
+     */
+    public static final String PERMIT_HOLD = "db.bulkhead.permit.hold";
     /** Gauge, predictive or adaptive workloads only: the recent average permit hold time, seconds. */
     public static final String HOLD_RECENT = "db.bulkhead.hold.recent";
     /** Gauge, predictive workloads only: the wait a caller arriving now would be expected to have, seconds. */

@@ -14,6 +14,7 @@ import static dev.dbbulkhead.micrometer.BulkheadMeterNames.OUTCOME;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.PENDING;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.PERMITS_AVAILABLE;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.PERMITS_MAX;
+import static dev.dbbulkhead.micrometer.BulkheadMeterNames.PERMIT_HOLD;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.PERMIT_WAIT;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.OVERLOAD_SIGNALS;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.POOL_TIMEOUTS;
@@ -172,8 +173,10 @@ public final class DbBulkheadMetrics implements BulkheadListener {
         Meters m = meters(workload);
         m.outcomes.get(outcome).increment();
         if (outcome == Outcome.RELEASED) {
+            m.permitHold.record(holdNanos, TimeUnit.NANOSECONDS);
             return; // a lease: the caller's own transaction, whose connection the barrier never saw
         }
+        m.permitHold.record(poolWaitNanos + holdNanos, TimeUnit.NANOSECONDS);
         m.connectionWait.record(poolWaitNanos, TimeUnit.NANOSECONDS);
         if (outcome != Outcome.NO_CONNECTION) {
             m.connectionUse.record(holdNanos, TimeUnit.NANOSECONDS);
@@ -186,6 +189,7 @@ public final class DbBulkheadMetrics implements BulkheadListener {
         final Map<RejectionReason, Counter> rejections = new EnumMap<>(RejectionReason.class);
         final Map<Outcome, Counter> outcomes = new EnumMap<>(Outcome.class);
         final Timer permitWait;
+        final Timer permitHold;
         final Timer connectionWait;
         final Timer connectionUse;
         final Timer work;
@@ -208,6 +212,7 @@ public final class DbBulkheadMetrics implements BulkheadListener {
                         .register(registry));
             }
             permitWait = timer(registry, PERMIT_WAIT, "wait for an execution permit", tags);
+            permitHold = timer(registry, PERMIT_HOLD, "execution permit held, grant to release", tags);
             connectionWait = timer(registry, CONNECTION_WAIT, "wait for a connection from the pool", tags);
             connectionUse = timer(registry, CONNECTION_USE, "connection held, acquisition to close", tags);
             work = timer(registry, WORK, "time inside the caller's work", tags);

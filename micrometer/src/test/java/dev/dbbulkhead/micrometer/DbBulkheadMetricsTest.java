@@ -95,6 +95,24 @@ class DbBulkheadMetricsTest {
         assertThat(gauge(BulkheadMeterNames.PERMITS_AVAILABLE)).isEqualTo(2);
     }
 
+    /** Sizing's hold time on every admission path: a lease (the starter's @DbWorkload methods) as transaction(). */
+    @Test
+    void thePermitHoldIsRecordedOnEveryPath() throws Exception {
+        var gate = gate(pool, 2, 2);
+        gate.transaction(Duration.ZERO, c -> {
+            try (var s = c.createStatement()) {
+                s.execute("SELECT pg_sleep(0.01)");
+            }
+            return null;
+        });
+        try (var lease = gate.acquire(Duration.ZERO); var c = pool.getConnection(); var s = c.createStatement()) {
+            s.execute("SELECT pg_sleep(0.01)");
+        }
+        var hold = registry.get(BulkheadMeterNames.PERMIT_HOLD).timer();
+        assertThat(hold.count()).as("the transaction and the lease").isEqualTo(2);
+        assertThat(hold.totalTime(TimeUnit.MILLISECONDS)).as("2 × pg_sleep(10 ms)").isGreaterThanOrEqualTo(20);
+    }
+
     @Test
     void eachRejectionReasonHasItsCounterAndTheGaugesShowWhatIsInside() throws Exception {
         var gate = gate(pool, 1, 1);
