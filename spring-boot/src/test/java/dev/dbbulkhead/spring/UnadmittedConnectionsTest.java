@@ -17,6 +17,9 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.support.BeanDefinitionRegistry;
+import org.springframework.boot.autoconfigure.AutoConfigurationPackages;
+import org.springframework.samples.petclinic.OwnerQueries;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.ApplicationContext;
 import org.springframework.context.annotation.Bean;
@@ -81,6 +84,17 @@ class UnadmittedConnectionsTest {
             assertThat(context.getBean(UnadmittedConnections.class).count()).isZero();
             DbWorkloadTest.assertAllBack(context);
         });
+    }
+
+    /** The caller is found by the application's own packages, even where they sit under a framework's prefix. */
+    @Test
+    void theCallerIsTheApplicationsOwnFrameFoundByItsPackages() {
+        runner.withPropertyValues("db-bulkhead.unadmitted-connections=refuse")
+                .withInitializer(context -> AutoConfigurationPackages.register(
+                        (BeanDefinitionRegistry) context.getBeanFactory(), "org.springframework.samples.petclinic"))
+                .run(context -> assertThatThrownBy(() -> OwnerQueries.find(context.getBean(DataSource.class)))
+                        .isInstanceOf(SQLException.class)
+                        .hasMessageContaining("by org.springframework.samples.petclinic.OwnerQueries.find("));
     }
 
     @Test
