@@ -220,7 +220,13 @@ final class GuardedJdbcGenerator {
                             && (name.startsWith("execute") || name.equals("addBatch"))) {
                         out.append("        connection.check(").append(names[0]).append(");\n");
                     }
-                    if (returns == ResultSet.class || returns == Array.class) {
+                    if (name.startsWith("execute") && w.type() != ResultSet.class) {
+                        // A failure by which the server rolled back the whole transaction is noted on the way up.
+                        String value = returns == ResultSet.class ? "guard(" + call + ")" : call;
+                        out.append("        try {\n            ").append(ret).append(value).append(";\n")
+                                .append("        } catch (SQLException e) {\n            throw connection.failed(e);\n")
+                                .append("        }\n");
+                    } else if (returns == ResultSet.class || returns == Array.class) {
                         out.append("        return guard(").append(call).append(");\n");
                     } else if (returns == Object.class && unchecked) {
                         out.append("        return (").append(typeName(m.getGenericReturnType(), imports))

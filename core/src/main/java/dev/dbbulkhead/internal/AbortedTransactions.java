@@ -77,4 +77,17 @@ final class AbortedTransactions {
                 + "COMMIT as a success). To recover from a failed statement inside one transaction, roll back to a "
                 + "savepoint set before it; otherwise let work throw.", "25P02");
     }
+
+    /**
+     * What the caller is told when a statement's failure made the server roll back the whole transaction (InnoDB's
+     * deadlock, 1213; its lock wait timeout, 1205, with {@code innodb_rollback_on_timeout}) and work went on: what
+     * ran after it ran in a new transaction, rolled back now too, so nothing was committed. SQLState 40001, the
+     * failure as its cause.
+     */
+    static SQLException rolledBackWhole(SQLException failure) {
+        return new SQLException("db-bulkhead: a statement failed inside work with error " + failure.getErrorCode()
+                + " (" + failure.getMessage() + "), by which the server rolled back the whole transaction, and work "
+                + "went on; what ran after it was rolled back too, so nothing was committed. Let work throw on such a "
+                + "failure, and retry the whole work", "40001", failure.getErrorCode(), failure);
+    }
 }

@@ -52,7 +52,13 @@ final class GuardedConnection implements Connection {
     }
 
     private final Connection delegate;
+    private final Dialect dialect;
     private boolean expired;
+    /**
+     * The first failure by which the server rolled back the whole transaction while work may go on (InnoDB's
+     * deadlock), or null: such a transaction is rolled back, never committed piecewise. Volatile, as below.
+     */
+    private volatile SQLException rolledBackWhole;
     /**
      * The first statement sent that may change the session in a way its text cannot show (a {@code DO} block, a
      * {@code CALL}, ...), or null: the runner then checks the session after the transaction ({@link SessionState}).
@@ -60,8 +66,22 @@ final class GuardedConnection implements Connection {
      */
     private volatile String sessionRisk;
 
-    public GuardedConnection(Connection delegate) {
+    public GuardedConnection(Connection delegate, Dialect dialect) {
         this.delegate = delegate;
+        this.dialect = dialect;
+    }
+
+    /** Notes a statement's failure that rolled back the whole transaction on the server; returns it to be thrown. */
+    SQLException failed(SQLException failure) {
+        if (rolledBackWhole == null && dialect.rolledBackWhole(failure)) {
+            rolledBackWhole = failure;
+        }
+        return failure;
+    }
+
+    /** The failure by which the server rolled back the whole transaction during work, or null. */
+    SQLException rolledBackWhole() {
+        return rolledBackWhole;
     }
 
     /** Makes every later call fail: the transaction is over and the connection goes back to the pool. */
@@ -99,7 +119,7 @@ final class GuardedConnection implements Connection {
      * notes it when it may change the session unseen ({@link TransactionControl}).
      */
     void check(String sql) throws SQLException {
-        TransactionControl.Finding finding = TransactionControl.inspect(sql);
+        TransactionControl.Finding finding = dialect.inspect(sql);
         if (finding == null) {
             return;
         }
@@ -124,8 +144,6 @@ final class GuardedConnection implements Connection {
     }
 
     private static final String OPTIONS = "use TransactionOptions (readOnly(), isolation(...)) instead";
-    private static final String CATALOG = "qualify the names inside work instead (PostgreSQL cannot switch databases "
-            + "on a connection)";
 
     @Override
     public void commit() throws SQLException {
@@ -218,7 +236,7 @@ final class GuardedConnection implements Connection {
 
     @Override
     public void setCatalog(String catalog) throws SQLException {
-        throw sessionState("setCatalog(" + catalog + ")", CATALOG);
+        throw sessionState("setCatalog(" + catalog + ")", dialect.schemaAdvice());
     }
 
     @Override
@@ -383,8 +401,7 @@ final class GuardedConnection implements Connection {
 
     @Override
     public void setSchema(String schema) throws SQLException {
-        throw sessionState("setSchema(" + schema + ")",
-                "use SET LOCAL search_path inside work instead, which ends with the transaction");
+        throw sessionState("setSchema(" + schema + ")", dialect.schemaAdvice());
     }
 
     @Override

@@ -56,6 +56,8 @@ final class TransactionControl {
     enum Kind {
         /** Ends or starts the transaction: refused. */
         TRANSACTION_CONTROL,
+        /** Commits the transaction before it runs, as DDL does on MySQL: refused. */
+        IMPLICIT_COMMIT,
         /** Changes the session beyond the transaction: refused. */
         SESSION_STATE,
         /** May change the session in a way the text cannot show: allowed, the session is checked afterwards. */
@@ -77,6 +79,10 @@ final class TransactionControl {
                 return new SQLException("db-bulkhead owns this transaction: work must not send " + command + " as "
                         + "SQL; it commits when work returns and rolls back when work throws (savepoints, and ROLLBACK "
                         + "TO SAVEPOINT, are allowed)", "25000");
+            }
+            if (kind == Kind.IMPLICIT_COMMIT) {
+                return new SQLException("db-bulkhead owns this transaction: work must not send " + command + " as "
+                        + "SQL: " + instead, "25000");
             }
             return new SQLException("db-bulkhead: work must not send " + command + " as SQL: the change would stay "
                     + "on the pooled connection after the transaction and reach the next caller (the session belongs "
@@ -132,14 +138,26 @@ final class TransactionControl {
      * a backslash, as escapes too.
      */
     static Finding inspect(String sql) {
+        return inspect(sql, true);
+    }
+
+    /**
+     * Transaction control only, read as PostgreSQL reads SQL: for databases whose session rules the guard does not
+     * know ({@code SET} means different things on each), so it refuses none of them.
+     */
+    static Finding inspectTransactionControl(String sql) {
+        return inspect(sql, false);
+    }
+
+    private static Finding inspect(String sql, boolean sessionRules) {
         if (sql == null) {
             return null;
         }
-        Finding first = new Lexer(sql, true).scan();
+        Finding first = new Lexer(sql, true, sessionRules).scan();
         if (first != null && first.refused() || sql.indexOf('\\') < 0) {
             return first;
         }
-        Finding second = new Lexer(sql, false).scan();
+        Finding second = new Lexer(sql, false, sessionRules).scan();
         return second != null && second.refused() || first == null ? second : first;
     }
 
@@ -167,14 +185,17 @@ final class TransactionControl {
         private final int n;
         /** Whether backslashes are plain characters in a plain string. */
         private final boolean standardStrings;
+        /** Whether session changes are looked for, beside transaction control. */
+        private final boolean sessionRules;
         private int i;
         /** The keyword sequence matched so far in the statement's {@link Mode}; 3 when whole, and it stays. */
         private int matched;
 
-        Lexer(String sql, boolean standardStrings) {
+        Lexer(String sql, boolean standardStrings, boolean sessionRules) {
             this.sql = sql;
             this.n = sql.length();
             this.standardStrings = standardStrings;
+            this.sessionRules = sessionRules;
         }
 
         Finding scan() {
@@ -197,6 +218,11 @@ final class TransactionControl {
             String first = word();
             Mode mode = Mode.PLAIN;
             Finding found = null;
+            if (!sessionRules) {
+                first = transactionControl(first);
+                skipStatement(Mode.PLAIN);
+                return first == null ? null : new Finding(Kind.TRANSACTION_CONTROL, first, null);
+            }
             switch (first) {
                 case "COMMIT", "END", "ABORT", "BEGIN", "START", "ROLLBACK", "PREPARE" -> {
                     String control = transactionControl(first);
@@ -411,7 +437,7 @@ final class TransactionControl {
                     while (i < n && identifierPart(sql.charAt(i))) {
                         i++;
                     }
-                    found = call(start, i, false);
+                    found = sessionRules ? call(start, i, false) : null;
                     if (!plain && (matched != 0 || i - start == mode.startLength)) {
                         word(mode, start, i, false);
                     }
@@ -426,7 +452,7 @@ final class TransactionControl {
                 } else if (c == '"') {
                     int start = i;
                     skipQuoted('"', false);
-                    found = call(start + 1, i - 1, true);
+                    found = sessionRules ? call(start + 1, i - 1, true) : null;
                     if (!plain) {
                         word(mode, start, i, true);
                     }

@@ -36,8 +36,8 @@ final class TransactionRunner {
     private final boolean statementTimeouts;
     private final boolean lockTimeouts;
     private final SessionState sessions;
-    /** Whether the database is PostgreSQL; learnt from the first connection that needs to know. */
-    private volatile Boolean postgres;
+    /** The database's dialect, learnt once from the first connection; said once when it does not keep every promise. */
+    private volatile Dialect dialect;
 
     public TransactionRunner(DataSource source, Telemetry telemetry, boolean statementTimeouts, boolean lockTimeouts) {
         this.source = source;
@@ -61,12 +61,33 @@ final class TransactionRunner {
     }
 
     private boolean isPostgres(Connection raw) throws SQLException {
-        Boolean known = postgres;
+        return dialect(raw).postgres();
+    }
+
+    private Dialect dialect(Connection raw) throws SQLException {
+        Dialect known = dialect;
         if (known == null) {
-            known = "PostgreSQL".equalsIgnoreCase(raw.getMetaData().getDatabaseProductName());
-            postgres = known;
+            known = Dialect.of(raw);
+            synchronized (this) {
+                if (dialect == null) {
+                    dialect = known;
+                    String unkept = known.unkept();
+                    if (unkept != null) {
+                        telemetry.log().log(System.Logger.Level.WARNING, "db-bulkhead on {0}: {1}", describe(known),
+                                unkept);
+                    }
+                }
+            }
         }
         return known;
+    }
+
+    private static String describe(Dialect d) {
+        return switch (d) {
+            case Dialect.MySql m -> m.product() + " (MySQL rules)";
+            case Dialect.Other o -> o.product() + ", a database whose rules db-bulkhead does not know";
+            case Dialect.Postgres p -> "PostgreSQL";
+        };
     }
 
     /**
@@ -206,7 +227,7 @@ final class TransactionRunner {
             }
             restore = options == null ? Restore.autoCommitOff(raw) : Restore.prepare(raw, options,
                     TransactionRunner.this);
-            if (deadline != null && statementTimeouts && isPostgres(raw)) {
+            if (deadline != null && statementTimeouts && (isPostgres(raw) || dialect(raw) instanceof Dialect.MySql)) {
                 try {
                     boundByDeadline();
                 } catch (Throwable t) {
@@ -235,12 +256,14 @@ final class TransactionRunner {
             int before = raw.getNetworkTimeout();
             raw.setNetworkTimeout(Runnable::run, ServerTimeouts.networkMillis(remaining));
             networkTimeoutBefore = before;
-            deadlineTimeout = ServerTimeouts.apply(raw, remaining, lockTimeouts);
+            if (isPostgres(raw)) {
+                deadlineTimeout = ServerTimeouts.apply(raw, remaining, lockTimeouts);
+            }
         }
 
         /** Step 4: work on the guarded connection; any failure rolls back and is rethrown. */
         private T runWork(SqlWork<T> work) throws SQLException {
-            var guarded = new GuardedConnection(raw);
+            var guarded = new GuardedConnection(raw, dialect(raw));
             this.guarded = guarded;
             long start = timed ? telemetry.now() : 0;
             try {
@@ -299,6 +322,12 @@ final class TransactionRunner {
                 SQLException aborted = AbortedTransactions.rolledBack();
                 ended = rollbackInto(aborted);
                 throw aborted;
+            }
+            SQLException whole = guarded == null ? null : guarded.rolledBackWhole();
+            if (whole != null) {
+                SQLException rolledBack = AbortedTransactions.rolledBackWhole(whole);
+                ended = rollbackInto(rolledBack);
+                throw rolledBack;
             }
             try {
                 raw.commit();
@@ -508,7 +537,7 @@ final class TransactionRunner {
             if (options == null || (!options.isReadOnly() && options.isolation() == null)) {
                 return autoCommit ? AUTO_COMMIT_ONLY : NOTHING;
             }
-            if (runner.isPostgres(raw)) {
+            if (runner.dialect(raw).setTransaction()) {
                 var modes = new ArrayList<String>(2);
                 if (options.isolation() != null) {
                     modes.add("ISOLATION LEVEL " + options.isolation().name().replace('_', ' '));

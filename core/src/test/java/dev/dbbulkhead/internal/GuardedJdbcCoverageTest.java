@@ -138,7 +138,7 @@ class GuardedJdbcCoverageTest {
         "Array"})
     void everyMethodIsDeclaredByTheWrapperAndReachesTheDriverWhileOpen(String name) throws Throwable {
         var kind = kind(name);
-        var connection = new GuardedConnection(new NoopConnection());
+        var connection = new GuardedConnection(new NoopConnection(), new Dialect.Postgres());
         for (Method m : methodsOf(kind.type())) {
             Method declared = kind.wrapper().getMethod(m.getName(), m.getParameterTypes());
             assertThat(declared.getDeclaringClass().getSimpleName()).as("%s is declared by a wrapper", m)
@@ -188,7 +188,8 @@ class GuardedJdbcCoverageTest {
                 continue;
             }
             var driver = new Driver();
-            Object wrapper = kind.make().apply(new GuardedConnection(new NoopConnection()), driver);
+            var connection = new GuardedConnection(new NoopConnection(), new Dialect.Postgres());
+            Object wrapper = kind.make().apply(connection, driver);
             Object[] args = arguments(m);
             args[0] = "COMMIT";
             try {
@@ -209,7 +210,7 @@ class GuardedJdbcCoverageTest {
         "Array"})
     void onceTheTransactionEndedEveryCallFailsWithoutReachingTheDriver(String name) throws Throwable {
         var kind = kind(name);
-        var connection = new GuardedConnection(new NoopConnection());
+        var connection = new GuardedConnection(new NoopConnection(), new Dialect.Postgres());
         var driver = new Driver();
         Object wrapper = kind.make().apply(connection, driver);
         connection.expire();
@@ -294,7 +295,7 @@ class GuardedJdbcCoverageTest {
                     .containsKey(type);
         }
         var driver = new Driver();
-        var connection = new GuardedConnection(driver.stub(Connection.class));
+        var connection = new GuardedConnection(driver.stub(Connection.class), new Dialect.Postgres());
         int checked = leadsBack(connection, Connection.class, connection);
         for (var handedOut : HANDED_OUT.entrySet()) {
             checked += leadsBack(handedOut.getValue().apply(connection, driver), handedOut.getKey(), connection);

@@ -3,6 +3,7 @@ package dev.dbbulkhead.tools;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.dbbulkhead.DbBulkhead;
 import dev.dbbulkhead.testkit.TestDatabase;
+import dev.dbbulkhead.tools.support.PostgresOnly;
 import java.io.PrintStream;
 import java.sql.SQLException;
 import java.time.Duration;
@@ -29,6 +30,7 @@ public final class DemoCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        PostgresOnly.check();
         run(TestDatabase.get(), System.out);
         return 0;
     }

@@ -33,6 +33,23 @@ class CliFailuresTest {
         assertThat(lines.get(0)).startsWith("error: ").contains("password=***").doesNotContain("s3cret");
     }
 
+    /** The demo and overload need PostgreSQL: another database's URL is one line that says so, and exit 2. */
+    @ParameterizedTest
+    @ValueSource(strings = {"demo", "overload"})
+    void anotherDatabaseIsToldWhatTheCommandNeeds(String command) throws Exception {
+        var java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        var pb = new ProcessBuilder(java, "-cp", System.getProperty("java.class.path"), Main.class.getName(), command)
+                .redirectErrorStream(true);
+        pb.environment().put("DB_URL", "jdbc:mariadb://app:s3cret@127.0.0.1:3306/test");
+        Process p = pb.start();
+        String output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
+        assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        assertThat(p.exitValue()).as(output).isEqualTo(2);
+        List<String> lines = output.lines().filter(l -> !l.startsWith("SLF4J")).toList();
+        assertThat(lines).as(output).hasSize(1);
+        assertThat(lines.get(0)).startsWith("error: this command runs on PostgreSQL").doesNotContain("s3cret");
+    }
+
     @Test
     void contradictoryOverloadOptionsAreRefusedBeforeAnyWork() {
         var r = Cli.run("overload", "--concurrent", "8", "--pool", "4");

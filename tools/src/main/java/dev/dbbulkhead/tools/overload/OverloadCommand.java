@@ -3,6 +3,7 @@ package dev.dbbulkhead.tools.overload;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.dbbulkhead.DbBulkhead;
 import dev.dbbulkhead.testkit.TestDatabase;
+import dev.dbbulkhead.tools.support.PostgresOnly;
 import dev.dbbulkhead.tools.support.ReportFolder;
 import java.io.PrintWriter;
 import java.nio.file.Path;
@@ -149,6 +150,7 @@ public final class OverloadCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         validate();
         PrintWriter out = spec.commandLine().getOut();
+        PostgresOnly.check();
         TestDatabase db = TestDatabase.get();
         List<String> capacity = scenarios.stream().filter(CapacityScenario::isOne).toList();
         scenarios = scenarios.stream().filter(s -> !CapacityScenario.isOne(s)).toList();

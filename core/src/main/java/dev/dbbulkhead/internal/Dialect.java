@@ -1,0 +1,154 @@
+package dev.dbbulkhead.internal;
+
+import dev.dbbulkhead.internal.TransactionControl.Finding;
+import java.sql.Connection;
+import java.sql.DatabaseMetaData;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.Locale;
+
+/**
+ * What differs from one database to the next, chosen once per barrier from its first connection's metadata: how SQL
+ * text is read and what it may do ({@link TransactionControl}, {@link MySqlStatements}), which failure means the
+ * server already rolled the whole transaction back, how transaction options are applied, and the advice refusals
+ * give. PostgreSQL, MySQL and MariaDB get every promise; any other database gets admission, permits, the owned
+ * transaction and the JDBC-level guard, and one line at start-up says what it does not get ({@link #unkept}).
+ */
+sealed interface Dialect {
+    /** The first refusal in {@code sql}, else a risk to the session, else null. */
+    Finding inspect(String sql);
+
+    /** Whether {@code failure}, thrown by a statement, means the server rolled back the whole transaction. */
+    default boolean rolledBackWhole(SQLException failure) {
+        return false;
+    }
+
+    /** Whether read-only and isolation are set with {@code SET TRANSACTION} (else with the JDBC setters). */
+    default boolean setTransaction() {
+        return true;
+    }
+
+    /** Whether statements are bounded by the deadline on the server and the socket ({@link ServerTimeouts}). */
+    default boolean postgres() {
+        return false;
+    }
+
+    /** What to do instead of {@code setSchema} and {@code setCatalog}. */
+    String schemaAdvice();
+
+    /** The promises this database does not get, for the one line said when the barrier first meets it; or null. */
+    String unkept();
+
+    /** PostgreSQL (also behind PgBouncer): every promise. */
+    record Postgres() implements Dialect {
+        @Override
+        public Finding inspect(String sql) {
+            return TransactionControl.inspect(sql);
+        }
+
+        @Override
+        public boolean postgres() {
+            return true;
+        }
+
+        @Override
+        public String schemaAdvice() {
+            return "use SET LOCAL search_path inside work instead, which ends with the transaction";
+        }
+
+        @Override
+        public String unkept() {
+            return null;
+        }
+    }
+
+    /**
+     * MySQL or MariaDB, with the session's {@code sql_mode} ({@code NO_BACKSLASH_ESCAPES}, {@code ANSI_QUOTES}) and
+     * whether InnoDB rolls the whole transaction back on a lock wait timeout ({@code innodb_rollback_on_timeout}).
+     */
+    record MySql(String product, boolean backslashes, boolean ansiQuotes, boolean rollbackOnTimeout)
+            implements Dialect {
+        /** InnoDB's deadlock: the whole transaction rolled back. */
+        static final int DEADLOCK = 1213;
+        /** InnoDB's lock wait timeout: the statement, or the whole transaction with innodb_rollback_on_timeout. */
+        static final int LOCK_WAIT_TIMEOUT = 1205;
+
+        @Override
+        public Finding inspect(String sql) {
+            return MySqlStatements.inspect(sql, backslashes, ansiQuotes);
+        }
+
+        @Override
+        public boolean rolledBackWhole(SQLException failure) {
+            for (SQLException e = failure; e != null; e = e.getNextException()) {
+                int code = e.getErrorCode();
+                if (code == DEADLOCK || code == LOCK_WAIT_TIMEOUT && rollbackOnTimeout) {
+                    return true;
+                }
+                if (e.getNextException() == e) {
+                    break;
+                }
+            }
+            return false;
+        }
+
+        @Override
+        public String schemaAdvice() {
+            return "qualify the names with their database (db.table) inside work instead";
+        }
+
+        @Override
+        public String unkept() {
+            return "a deadline bounds the client's wait for the server (the socket), not the statement on the server; "
+                    + "a procedure that commits (CALL) is not detected";
+        }
+    }
+
+    /** Any other database: the JDBC-level guard and transaction-control SQL only. */
+    record Other(String product) implements Dialect {
+        @Override
+        public Finding inspect(String sql) {
+            return TransactionControl.inspectTransactionControl(sql);
+        }
+
+        @Override
+        public boolean setTransaction() {
+            return false;
+        }
+
+        @Override
+        public String schemaAdvice() {
+            return "qualify the names inside work instead";
+        }
+
+        @Override
+        public String unkept() {
+            return "statements that end the transaction implicitly (DDL on many databases) are not refused, deadlines "
+                    + "bound neither the statement on the server nor the socket, a failure that work catches after the "
+                    + "database rolled the transaction back is not detected, and session changes made in SQL reach "
+                    + "the next caller";
+        }
+    }
+
+    /** The dialect of {@code raw}'s database, from its metadata (and, on MySQL, two session variables). */
+    static Dialect of(Connection raw) throws SQLException {
+        DatabaseMetaData md = raw.getMetaData();
+        String name = md.getDatabaseProductName();
+        String product = name + " " + md.getDatabaseProductVersion() + " (" + md.getDriverName() + " "
+                + md.getDriverVersion() + ")";
+        String lower = name == null ? "" : name.toLowerCase(Locale.ROOT);
+        if (lower.equals("postgresql")) {
+            return new Postgres();
+        }
+        if (lower.contains("mysql") || lower.contains("mariadb")) {
+            try (Statement s = raw.createStatement();
+                    var r = s.executeQuery("SELECT @@sql_mode, @@innodb_rollback_on_timeout")) {
+                r.next();
+                String mode = String.valueOf(r.getString(1)).toUpperCase(Locale.ROOT);
+                return new MySql(product, !mode.contains("NO_BACKSLASH_ESCAPES"), mode.contains("ANSI_QUOTES"),
+                        r.getBoolean(2));
+            }
+        }
+        return new Other(product);
+    }
+}

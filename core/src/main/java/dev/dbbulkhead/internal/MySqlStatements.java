@@ -1,0 +1,340 @@
+package dev.dbbulkhead.internal;
+
+import dev.dbbulkhead.internal.TransactionControl.Finding;
+import dev.dbbulkhead.internal.TransactionControl.Kind;
+import java.util.Locale;
+import java.util.Set;
+
+/**
+ * What SQL text that {@code work} sends may do inside the transaction the barrier owns, read as MySQL and MariaDB read
+ * it ({@code sql/sql_lex.cc}): the MySQL side of {@link TransactionControl}, with the same findings.
+ * <ul>
+ * <li><b>Transaction control</b>, refused: {@code COMMIT}, {@code ROLLBACK} (but {@code ROLLBACK [WORK] TO}),
+ * {@code BEGIN}, {@code START TRANSACTION}, {@code XA ...} and {@code SET autocommit}.</li>
+ * <li><b>Implicit commits</b>, refused: MySQL commits the open transaction <em>before</em> these run, even when they
+ * then fail, so what work did before would be committed while the caller is told it rolled back: DDL
+ * ({@code CREATE}, {@code ALTER}, {@code DROP}, {@code RENAME}, {@code TRUNCATE}; but {@code CREATE} and
+ * {@code DROP TEMPORARY TABLE}), account management ({@code GRANT}, {@code REVOKE}, {@code SET PASSWORD}),
+ * {@code LOCK TABLES}, {@code UNLOCK TABLES}, {@code ANALYZE}, {@code CHECK}, {@code OPTIMIZE} and
+ * {@code REPAIR TABLE}, {@code CACHE INDEX}, {@code LOAD INDEX}, {@code FLUSH}, {@code RESET}, {@code INSTALL} and
+ * {@code UNINSTALL}, replication control. {@code PREPARE} and {@code EXECUTE} are refused too: the text they run
+ * cannot be read.</li>
+ * <li><b>Session state</b>, refused: {@code USE}, a {@code SET} of a system variable ({@code SET LOCAL} is
+ * {@code SET SESSION} on MySQL: there is no transaction-scoped {@code SET}), {@code SET NAMES},
+ * {@code CREATE TEMPORARY TABLE} (MySQL has no {@code ON COMMIT DROP}), {@code HANDLER}, {@code GET_LOCK(...)}.
+ * User variables ({@code SET @x = ...}) are allowed: they change nothing for SQL that does not read them.</li>
+ * </ul>
+ *
+ * <p>Its lexical rules: {@code #} comments to the end of the line; {@code --} is a comment only when a space or a
+ * control character follows; {@code /* *}{@code /} comments do not nest, and {@code /*!}, {@code /*!NNNNN} and
+ * MariaDB's {@code /*M!} are executed, so their text is read as SQL; strings in {@code '...'} and {@code "..."} (an
+ * identifier with {@code ANSI_QUOTES}) with doubled quotes and, unless {@code NO_BACKSLASH_ESCAPES}, backslash escapes
+ * (as the session's {@code sql_mode} says, read once from the first connection); backtick identifiers; no dollar
+ * quotes. Statements split at every {@code ;} outside those. Thread-safe (stateless).
+ */
+final class MySqlStatements {
+    private MySqlStatements() {}
+
+    private static final String IMPLICIT = "MySQL and MariaDB commit the open transaction before it runs (even when "
+            + "it then fails), so what work did before would be committed while the caller is told it rolled back; "
+            + "run it outside work, in a transaction of its own";
+    private static final Set<String> IMPLICIT_COMMITS = Set.of("ALTER", "RENAME", "TRUNCATE", "GRANT", "REVOKE",
+            "ANALYZE", "CHECK", "OPTIMIZE", "REPAIR", "CACHE", "FLUSH", "RESET", "INSTALL", "UNINSTALL", "CHANGE",
+            "STOP", "PURGE", "BINLOG");
+    private static final String SET_ADVICE = "MySQL has no transaction-scoped SET (SET LOCAL is SET SESSION there): "
+            + "give the setting to one statement instead, with SET STATEMENT name = value FOR ... on MariaDB or the "
+            + "hint /*+ SET_VAR(name = value) */ on MySQL 8";
+    private static final Finding GET_LOCK = new Finding(Kind.SESSION_STATE, "GET_LOCK(...)", "a named lock is held "
+            + "by the session, not the transaction: lock a row with SELECT ... FOR UPDATE instead, which is released "
+            + "when the transaction ends");
+    private static final Finding TEMPORARY_TABLE = new Finding(Kind.SESSION_STATE, "CREATE TEMPORARY TABLE",
+            "MySQL keeps a temporary table for the session (there is no ON COMMIT DROP): use a derived table or a "
+            + "common table expression (WITH) instead");
+
+    /**
+     * The first refusal in {@code sql}, else {@code null}, read as a session whose {@code sql_mode} has
+     * {@code NO_BACKSLASH_ESCAPES} ({@code !backslashes}) and {@code ANSI_QUOTES} ({@code ansiQuotes}) or not.
+     */
+    static Finding inspect(String sql, boolean backslashes, boolean ansiQuotes) {
+        return sql == null ? null : new Lexer(sql, backslashes, ansiQuotes).scan();
+    }
+
+    private static Finding control(String command) {
+        return new Finding(Kind.TRANSACTION_CONTROL, command, null);
+    }
+
+    private static Finding implicitCommit(String command) {
+        return new Finding(Kind.IMPLICIT_COMMIT, command, IMPLICIT);
+    }
+
+    private static Finding session(String command, String instead) {
+        return new Finding(Kind.SESSION_STATE, command, instead);
+    }
+
+    /** One reading of the text, statement by statement. */
+    private static final class Lexer {
+        private final String sql;
+        private final int n;
+        /** Whether a backslash escapes the next character in a string. */
+        private final boolean backslashes;
+        /** Whether {@code "..."} is an identifier (no escapes) rather than a string. */
+        private final boolean ansiQuotes;
+        private int i;
+
+        Lexer(String sql, boolean backslashes, boolean ansiQuotes) {
+            this.sql = sql;
+            this.n = sql.length();
+            this.backslashes = backslashes;
+            this.ansiQuotes = ansiQuotes;
+        }
+
+        Finding scan() {
+            while (i < n) {
+                skipSpaceAndComments();
+                Finding found = statement();
+                Finding inside = skipStatement();
+                if (found != null) {
+                    return found;
+                }
+                if (inside != null) {
+                    return inside;
+                }
+            }
+            return null;
+        }
+
+        /** The statement's first words; {@code i} is left inside it. */
+        private Finding statement() {
+            String first = word();
+            return switch (first) {
+                case "COMMIT", "BEGIN", "XA" -> control(first);
+                case "ROLLBACK" -> {
+                    String next = word();
+                    next = next.equals("WORK") ? word() : next;
+                    yield next.equals("TO") ? null : control(first);
+                }
+                case "START" -> {
+                    String next = word();
+                    yield next.equals("TRANSACTION") ? control("START TRANSACTION") : implicitCommit("START " + next);
+                }
+                case "SET" -> set();
+                case "USE" -> session("USE", "qualify the names with their database (db.table) inside work instead");
+                case "LOCK", "UNLOCK" -> {
+                    String next = word();
+                    yield next.startsWith("TABLE") ? implicitCommit(first + " TABLES") : null;
+                }
+                case "CREATE" -> create();
+                case "DROP" -> "TEMPORARY".equals(word()) ? null : implicitCommit("DROP");
+                case "PREPARE", "EXECUTE" -> session(first, "the text it runs cannot be read by the guard: send the "
+                        + "statement itself (a PreparedStatement)");
+                case "HANDLER" -> session(first, "read the table with SELECT inside work instead");
+                case "LOAD" -> "INDEX".equals(word()) ? implicitCommit("LOAD INDEX") : null;
+                default -> IMPLICIT_COMMITS.contains(first) ? implicitCommit(first) : null;
+            };
+        }
+
+        /** {@code SET ...}: transaction characteristics and user variables only. */
+        private Finding set() {
+            skipSpaceAndComments();
+            if (i < n && sql.charAt(i) == '@' && !sql.startsWith("@@", i)) {
+                return null; // a user variable
+            }
+            String second = word();
+            if (second.equals("TRANSACTION")) {
+                return null;
+            }
+            if (second.equals("STATEMENT")) {
+                return setStatement();
+            }
+            if (second.equals("PASSWORD") || second.equals("DEFAULT")) {
+                return implicitCommit("SET " + second);
+            }
+            String name = second;
+            if (name.isEmpty() && sql.startsWith("@@", i)) {
+                i += 2;
+                name = word();
+                int dot = i < n && sql.charAt(i) == '.' ? i : -1;
+                if (dot >= 0) {
+                    i++;
+                    name = word();
+                }
+            } else if (name.equals("SESSION") || name.equals("LOCAL") || name.equals("GLOBAL")) {
+                name = word();
+            }
+            if (name.equals("AUTOCOMMIT")) {
+                return control("SET autocommit");
+            }
+            return session("SET " + (name.isEmpty() ? "..." : name.toLowerCase(Locale.ROOT)), SET_ADVICE);
+        }
+
+        /** MariaDB's {@code SET STATEMENT name = value, ... FOR statement}: the setting ends with it; the statement is read. */
+        private Finding setStatement() {
+            while (i < n) {
+                skipSpaceAndComments();
+                if (i >= n || sql.charAt(i) == ';') {
+                    return null;
+                }
+                int start = i;
+                if (identifierPart(sql.charAt(i))) {
+                    String w = word();
+                    if (w.equals("FOR")) {
+                        skipSpaceAndComments();
+                        return statement();
+                    }
+                } else {
+                    skipToken();
+                }
+                if (i == start) {
+                    i++;
+                }
+            }
+            return null;
+        }
+
+        /** {@code CREATE [OR REPLACE] [TEMPORARY] ...}: a temporary table is session state, anything else DDL. */
+        private Finding create() {
+            String next = word();
+            if (next.equals("OR")) {
+                word(); // REPLACE
+                next = word();
+            }
+            return next.equals("TEMPORARY") ? TEMPORARY_TABLE : implicitCommit("CREATE " + next);
+        }
+
+        /** The word at {@code i} (after space and comments), upper-cased, and {@code i} past it; "" if none. */
+        private String word() {
+            skipSpaceAndComments();
+            int start = i;
+            while (i < n && identifierPart(sql.charAt(i))) {
+                i++;
+            }
+            return sql.substring(start, i).toUpperCase(Locale.ROOT);
+        }
+
+        private void skipSpaceAndComments() {
+            while (i < n) {
+                char c = sql.charAt(i);
+                if (c <= ' ' || c == '(' || Character.isWhitespace(c)) {
+                    i++;
+                } else if (!skipComment()) {
+                    return;
+                }
+            }
+        }
+
+        /**
+         * Past a comment at {@code i}, if one starts there; an executed one ({@code /*!}, {@code /*!NNNNN},
+         * {@code /*M!}) only past its opening, so that its text is read, and its closing is read as a space.
+         */
+        private boolean skipComment() {
+            char c = sql.charAt(i);
+            if (c == '#' || c == '-' && sql.startsWith("--", i) && (i + 2 >= n || sql.charAt(i + 2) <= ' ')) {
+                while (i < n && sql.charAt(i) != '\n') {
+                    i++;
+                }
+                return true;
+            }
+            if (c == '*' && sql.startsWith("*/", i)) {
+                i += 2; // the end of an executed comment
+                return true;
+            }
+            if (c != '/' || !sql.startsWith("/*", i)) {
+                return false;
+            }
+            if (sql.startsWith("/*!", i) || sql.startsWith("/*M!", i)) {
+                i += sql.charAt(i + 2) == 'M' ? 4 : 3;
+                while (i < n && sql.charAt(i) >= '0' && sql.charAt(i) <= '9') {
+                    i++;
+                }
+                return true;
+            }
+            int end = sql.indexOf("*/", i + 2);
+            i = end < 0 ? n : end + 2;
+            return true;
+        }
+
+        /** Past the next {@code ;} outside strings, identifiers and comments, or to the end; a named lock on the way. */
+        private Finding skipStatement() {
+            Finding found = null;
+            while (i < n) {
+                char c = sql.charAt(i);
+                if (c == ';') {
+                    i++;
+                    break;
+                }
+                if ((c == '#' || c == '-' || c == '/' || c == '*') && skipComment()) {
+                    continue;
+                }
+                if (identifierPart(c)) {
+                    int start = i;
+                    while (i < n && identifierPart(sql.charAt(i))) {
+                        i++;
+                    }
+                    if (found == null && i - start == 8 && sql.regionMatches(true, start, "GET_LOCK", 0, 8)
+                            && calledHere()) {
+                        found = GET_LOCK;
+                    }
+                } else {
+                    skipToken();
+                }
+            }
+            return found;
+        }
+
+        /** Past one token at {@code i} that is not a word: a quoted run, or one character. */
+        private void skipToken() {
+            char c = sql.charAt(i);
+            if (c == '\'') {
+                skipQuoted(c, backslashes);
+            } else if (c == '"') {
+                skipQuoted(c, backslashes && !ansiQuotes);
+            } else if (c == '`') {
+                skipQuoted('`', false);
+            } else {
+                i++;
+            }
+        }
+
+        private boolean calledHere() {
+            int at = i;
+            skipSpaceAndCommentsOnly();
+            boolean called = i < n && sql.charAt(i) == '(';
+            i = at;
+            return called;
+        }
+
+        private void skipSpaceAndCommentsOnly() {
+            while (i < n) {
+                if (sql.charAt(i) <= ' ') {
+                    i++;
+                } else if (!skipComment()) {
+                    return;
+                }
+            }
+        }
+
+        /** Past a quoted run from {@code i}; a doubled quote stays inside, and with {@code escapes} a backslashed one. */
+        private void skipQuoted(char quote, boolean escapes) {
+            i++;
+            while (i < n) {
+                char c = sql.charAt(i);
+                if (escapes && c == '\\') {
+                    i += 2;
+                } else if (c == quote) {
+                    i++;
+                    if (i >= n || sql.charAt(i) != quote) {
+                        return;
+                    }
+                    i++;
+                } else {
+                    i++;
+                }
+            }
+        }
+    }
+
+    /** MySQL's identifier characters: letters, digits, {@code _}, {@code $} and anything beyond ASCII. */
+    private static boolean identifierPart(char c) {
+        return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '$' || c > 127;
+    }
+}
