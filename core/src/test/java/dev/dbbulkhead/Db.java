@@ -63,6 +63,28 @@ final class Db {
         }
     }
 
+    /** Sends {@code sql} as a plain statement (0), a prepared one (1) or in a batch (2). */
+    static void send(Connection c, String sql, int way) throws SQLException {
+        switch (way) {
+            case 0 -> {
+                try (var s = c.createStatement()) {
+                    s.execute(sql);
+                }
+            }
+            case 1 -> {
+                try (var p = c.prepareStatement(sql)) {
+                    p.execute();
+                }
+            }
+            default -> {
+                try (var s = c.createStatement()) {
+                    s.addBatch(sql);
+                    s.executeBatch();
+                }
+            }
+        }
+    }
+
     /** {@code executeUpdate} of {@code sql} on {@code c}. */
     static int update(Connection c, String sql) throws SQLException {
         try (var s = c.createStatement()) {

@@ -15,6 +15,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -29,6 +30,17 @@ import org.junit.jupiter.params.provider.MethodSource;
  * caller sees the session as the pool left it.
  */
 class MariaDbContractTest {
+    @BeforeAll
+    static void procedures() throws Exception {
+        try (Connection c = MariaDb.connect(); var s = c.createStatement()) {
+            for (String end : List.of("COMMIT", "ROLLBACK", "")) {
+                s.execute("CREATE OR REPLACE PROCEDURE db_bulkhead_" + (end.isEmpty() ? "plain" : end.toLowerCase())
+                        + "(k BIGINT) BEGIN INSERT INTO " + MariaDb.TABLE + " (id, note) VALUES (k, 'in'); " + end
+                        + (end.isEmpty() ? "" : ";") + " END");
+            }
+        }
+    }
+
     private static DbBulkhead gate(HikariDataSource pool) {
         return DbBulkhead.builder(pool).workload("w", 1, 0).build();
     }
@@ -87,6 +99,11 @@ class MariaDbContractTest {
                 "SET LOCAL innodb_lock_wait_timeout = 1", "SET sql_mode = 'ANSI_QUOTES'",
                 "CREATE TEMPORARY TABLE session_t (a INT)", "SELECT GET_LOCK('db-bulkhead-test', 0)",
                 "HANDLER " + MariaDb.TABLE + " OPEN");
+        return perDriver(texts);
+    }
+
+    /** Each text with each driver. */
+    private static Stream<Arguments> perDriver(List<String> texts) {
         var arguments = new ArrayList<Arguments>();
         for (Driver d : Driver.values()) {
             texts.forEach(t -> arguments.add(Arguments.of(d, t)));
@@ -122,6 +139,7 @@ class MariaDbContractTest {
         return gate.transaction(Duration.ofSeconds(5), c -> {
             try (var s = c.createStatement(); var r = s.executeQuery("SELECT CONCAT_WS('|', DATABASE(), @@sql_mode, "
                     + "@@character_set_client, @@wait_timeout, @@innodb_lock_wait_timeout, @@autocommit, "
+                    + "@@max_statement_time, "
                     + "IS_USED_LOCK('db-bulkhead-test') IS NULL)")) {
                 r.next();
                 return r.getString(1);
@@ -140,11 +158,7 @@ class MariaDbContractTest {
                 "SELECT @counter := @counter + 1", "SAVEPOINT s1; ROLLBACK TO SAVEPOINT s1", "SAVEPOINT s2",
                 "DO SLEEP(0)", "SELECT RELEASE_LOCK('nothing')",
                 "WITH x AS (SELECT 1 AS a) SELECT a FROM x", "SELECT JSON_EXTRACT('{\"commit\": 1}', '$.commit')");
-        var arguments = new ArrayList<Arguments>();
-        for (Driver d : Driver.values()) {
-            texts.forEach(t -> arguments.add(Arguments.of(d, t)));
-        }
-        return arguments.stream();
+        return perDriver(texts);
     }
 
     @ParameterizedTest
@@ -252,20 +266,31 @@ class MariaDbContractTest {
         }
     }
 
+    /**
+     * A 300 ms deadline over a 3 s statement: MariaDB cancels it at the deadline (max_statement_time, set for the
+     * transaction and put back after it), told as the deadline; the next caller's session has its own limit again.
+     */
     @ParameterizedTest
     @EnumSource(Driver.class)
-    void aDeadlineBoundsALongStatement(Driver driver) throws Exception {
+    void aDeadlineBoundsALongStatementOnTheServer(Driver driver) throws Exception {
         try (HikariDataSource pool = MariaDb.pool(driver, 1)) {
-            var gate = gate(pool);
+            var gate = DbBulkhead.builder(pool).lockTimeoutFromDeadline(true).workload("w", 1, 0).build();
+            String before = session(gate);
             long start = System.nanoTime();
             assertThatThrownBy(() -> gate.transaction(Deadline.in(Duration.ofMillis(300)), c -> {
                 try (var s = c.createStatement()) {
                     s.execute("SELECT SLEEP(3)");
                 }
                 return null;
-            })).isInstanceOf(DeadlineExceededException.class);
+            })).isInstanceOf(DeadlineExceededException.class)
+                    .satisfies(e -> assertThat(((DeadlineExceededException) e).stage())
+                            .isEqualTo(DeadlineExceededException.Stage.STATEMENT));
             assertThat(Duration.ofNanos(System.nanoTime() - start)).as("well before the statement's 3 s")
                     .isLessThan(Duration.ofMillis(2500));
+            String inside = gate.transaction(Deadline.in(Duration.ofSeconds(20)), c -> Db.text(c,
+                    "SELECT CONCAT(@@max_statement_time, '/', @@innodb_lock_wait_timeout)"));
+            assertThat(inside).as("the deadline's limits inside").matches("(19|20)\\.\\d+/20");
+            assertThat(session(gate)).as("the session's own limits, after").isEqualTo(before);
             assertAllBack(gate, pool);
         }
     }
@@ -279,6 +304,87 @@ class MariaDbContractTest {
                 c.setCatalog("mysql");
                 return null;
             })).hasMessageContaining("db.table").hasMessageNotContaining("SET LOCAL");
+        }
+    }
+
+    /** Work inserts A, calls a procedure that inserts B and ends with {@code end}, inserts C, and returns or throws. */
+    private static Object callingWork(DbBulkhead gate, String procedure, long[] ids, boolean fail) throws Exception {
+        return gate.transaction(Duration.ofSeconds(5), c -> {
+            MariaDb.insert(c, ids[0]);
+            try (var call = c.prepareCall("{call " + procedure + "(?)}")) {
+                call.setLong(1, ids[1]);
+                call.execute();
+            }
+            MariaDb.insert(c, ids[2]);
+            if (fail) {
+                throw new IllegalStateException("work failed after the procedure");
+            }
+            return "returned";
+        });
+    }
+
+    private static int[] rows(long[] ids) throws SQLException {
+        return new int[] {MariaDb.rows(ids[0]), MariaDb.rows(ids[1]), MariaDb.rows(ids[2])};
+    }
+
+    /** A procedure that commits inside: when work then returns, everything is committed, and told so. */
+    @ParameterizedTest
+    @EnumSource(Driver.class)
+    void aProcedureThatCommitsInsideThenWorkReturnsIsToldCommitted(Driver driver) throws Exception {
+        try (HikariDataSource pool = MariaDb.pool(driver, 1)) {
+            var gate = gate(pool);
+            long[] ids = {Db.newId(), Db.newId(), Db.newId()};
+            assertThat(callingWork(gate, "db_bulkhead_commit", ids, false)).isEqualTo("returned");
+            assertThat(rows(ids)).containsExactly(1, 1, 1);
+            assertAllBack(gate, pool);
+        }
+    }
+
+    /** The same procedure, then work fails: part of it took effect, so the caller is told the outcome is unknown. */
+    @ParameterizedTest
+    @EnumSource(Driver.class)
+    void aProcedureThatCommitsInsideThenWorkFailsIsToldOutcomeUnknown(Driver driver) throws Exception {
+        try (HikariDataSource pool = MariaDb.pool(driver, 1)) {
+            var gate = gate(pool);
+            long[] ids = {Db.newId(), Db.newId(), Db.newId()};
+            assertThatThrownBy(() -> callingWork(gate, "db_bulkhead_commit", ids, true))
+                    .isInstanceOf(CommitOutcomeUnknownException.class)
+                    .hasMessageContaining("procedure that committed inside")
+                    .hasRootCauseMessage("work failed after the procedure");
+            assertThat(rows(ids)).as("before the procedure's COMMIT: committed; after: rolled back")
+                    .containsExactly(1, 1, 0);
+            assertAllBack(gate, pool);
+        }
+    }
+
+    /** A procedure that rolls back inside: committing the rest would commit part of the work; nothing is. */
+    @ParameterizedTest
+    @EnumSource(Driver.class)
+    void aProcedureThatRollsBackInsideIsToldRolledBackAndNothingCommits(Driver driver) throws Exception {
+        try (HikariDataSource pool = MariaDb.pool(driver, 1)) {
+            var gate = gate(pool);
+            long[] ids = {Db.newId(), Db.newId(), Db.newId()};
+            assertThatThrownBy(() -> callingWork(gate, "db_bulkhead_rollback", ids, false))
+                    .isInstanceOf(SQLException.class).hasMessageContaining("nothing was committed")
+                    .satisfies(e -> assertThat(((SQLException) e).getSQLState()).isEqualTo("40000"));
+            assertThat(rows(ids)).containsExactly(0, 0, 0);
+            assertAllBack(gate, pool);
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(Driver.class)
+    void aPlainProcedureCommitsWithTheTransactionOrRollsBackWithIt(Driver driver) throws Exception {
+        try (HikariDataSource pool = MariaDb.pool(driver, 1)) {
+            var gate = gate(pool);
+            long[] committed = {Db.newId(), Db.newId(), Db.newId()};
+            assertThat(callingWork(gate, "db_bulkhead_plain", committed, false)).isEqualTo("returned");
+            assertThat(rows(committed)).containsExactly(1, 1, 1);
+            long[] failed = {Db.newId(), Db.newId(), Db.newId()};
+            assertThatThrownBy(() -> callingWork(gate, "db_bulkhead_plain", failed, true))
+                    .isInstanceOf(IllegalStateException.class);
+            assertThat(rows(failed)).containsExactly(0, 0, 0);
+            assertAllBack(gate, pool);
         }
     }
 }

@@ -68,35 +68,13 @@ class SessionStateContractTest {
             int way = how;
             assertThatThrownBy(() -> gate.transaction(Duration.ZERO, c -> {
                 Db.insert(c, id);
-                send(c, sql, way);
+                Db.send(c, sql, way);
                 return null;
             })).as("%s via %d", sql, way).isInstanceOf(SQLException.class)
                     .hasMessageContaining("reach the next caller").hasMessageContaining(instead)
                     .satisfies(e -> assertThat(((SQLException) e).getSQLState()).isEqualTo("25000"));
             assertThat(Db.rows(id)).as("%s via %d: told refused, nothing committed", sql, way).isZero();
             assertThat(session(gate)).as("%s via %d: what the next caller sees", sql, way).isEqualTo(before);
-        }
-    }
-
-    /** Sends {@code sql} as a plain statement (0), a prepared one (1) or in a batch (2). */
-    private static void send(Connection c, String sql, int way) throws SQLException {
-        switch (way) {
-            case 0 -> {
-                try (var s = c.createStatement()) {
-                    s.execute(sql);
-                }
-            }
-            case 1 -> {
-                try (var p = c.prepareStatement(sql)) {
-                    p.execute();
-                }
-            }
-            default -> {
-                try (var s = c.createStatement()) {
-                    s.addBatch(sql);
-                    s.executeBatch();
-                }
-            }
         }
     }
 

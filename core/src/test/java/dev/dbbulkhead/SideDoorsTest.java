@@ -81,15 +81,7 @@ class SideDoorsTest {
             int way = how;
             assertThatThrownBy(() -> gate.transaction(Duration.ZERO, c -> {
                 Db.insert(c, id);
-                switch (way) {
-                    case 0 -> c.createStatement().execute(sql);
-                    case 1 -> c.prepareStatement(sql).execute();
-                    default -> {
-                        var batch = c.createStatement();
-                        batch.addBatch(sql);
-                        batch.executeBatch();
-                    }
-                }
+                Db.send(c, sql, way);
                 return null;
             })).isInstanceOf(SQLException.class)
                     .hasMessageContaining("db-bulkhead owns this transaction")

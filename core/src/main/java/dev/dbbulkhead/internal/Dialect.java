@@ -23,6 +23,24 @@ sealed interface Dialect {
         return false;
     }
 
+    /** Whether {@code failure} is a statement cancelled by a statement time limit. */
+    default boolean statementTimedOut(SQLException failure) {
+        return false;
+    }
+
+    /** Whether {@code failure} is a lock not obtained within a lock timeout. */
+    default boolean lockTimedOut(SQLException failure) {
+        return false;
+    }
+
+    /**
+     * How many times the session has ended a transaction with {@code COMMIT} and with {@code ROLLBACK} so far, as
+     * {@code {commits, rollbacks}}, where a procedure can do so inside the transaction work runs; null elsewhere.
+     */
+    default long[] transactionEnds(Connection raw) throws SQLException {
+        return null;
+    }
+
     /** Whether read-only and isolation are set with {@code SET TRANSACTION} (else with the JDBC setters). */
     default boolean setTransaction() {
         return true;
@@ -52,6 +70,16 @@ sealed interface Dialect {
         }
 
         @Override
+        public boolean statementTimedOut(SQLException failure) {
+            return "57014".equals(failure.getSQLState());
+        }
+
+        @Override
+        public boolean lockTimedOut(SQLException failure) {
+            return "55P03".equals(failure.getSQLState());
+        }
+
+        @Override
         public String schemaAdvice() {
             return "use SET LOCAL search_path inside work instead, which ends with the transaction";
         }
@@ -66,8 +94,13 @@ sealed interface Dialect {
      * MySQL or MariaDB, with the session's {@code sql_mode} ({@code NO_BACKSLASH_ESCAPES}, {@code ANSI_QUOTES}) and
      * whether InnoDB rolls the whole transaction back on a lock wait timeout ({@code innodb_rollback_on_timeout}).
      */
-    record MySql(String product, boolean backslashes, boolean ansiQuotes, boolean rollbackOnTimeout)
+    record MySql(String product, boolean mariaDb, boolean backslashes, boolean ansiQuotes, boolean rollbackOnTimeout)
             implements Dialect {
+        /** MariaDB's {@code max_statement_time} exceeded. */
+        static final int STATEMENT_TIMEOUT = 1969;
+        /** MySQL's {@code max_execution_time} exceeded. */
+        static final int EXECUTION_TIMEOUT = 3024;
+
         /** InnoDB's deadlock: the whole transaction rolled back. */
         static final int DEADLOCK = 1213;
         /** InnoDB's lock wait timeout: the statement, or the whole transaction with innodb_rollback_on_timeout. */
@@ -93,14 +126,38 @@ sealed interface Dialect {
         }
 
         @Override
+        public boolean statementTimedOut(SQLException failure) {
+            return failure.getErrorCode() == STATEMENT_TIMEOUT || failure.getErrorCode() == EXECUTION_TIMEOUT;
+        }
+
+        @Override
+        public boolean lockTimedOut(SQLException failure) {
+            return failure.getErrorCode() == LOCK_WAIT_TIMEOUT;
+        }
+
+        /** The session's {@code Com_commit} and {@code Com_rollback}: statements inside procedures count too. */
+        @Override
+        public long[] transactionEnds(Connection raw) throws SQLException {
+            var ends = new long[2];
+            try (Statement s = raw.createStatement(); var r = s.executeQuery(
+                    "SHOW SESSION STATUS WHERE Variable_name IN ('Com_commit', 'Com_rollback')")) {
+                while (r.next()) {
+                    ends[r.getString(1).equalsIgnoreCase("Com_commit") ? 0 : 1] = r.getLong(2);
+                }
+            }
+            return ends;
+        }
+
+        @Override
         public String schemaAdvice() {
             return "qualify the names with their database (db.table) inside work instead";
         }
 
         @Override
         public String unkept() {
-            return "a deadline bounds the client's wait for the server (the socket), not the statement on the server; "
-                    + "a procedure that commits (CALL) is not detected";
+            return mariaDb ? "a procedure's implicit commit (DDL inside a CALL) is not detected"
+                    : "a deadline bounds a SELECT on the server (max_execution_time) but other statements only from "
+                    + "the client (the socket); a procedure's implicit commit (DDL inside a CALL) is not detected";
         }
     }
 
@@ -142,11 +199,12 @@ sealed interface Dialect {
         }
         if (lower.contains("mysql") || lower.contains("mariadb")) {
             try (Statement s = raw.createStatement();
-                    var r = s.executeQuery("SELECT @@sql_mode, @@innodb_rollback_on_timeout")) {
+                    var r = s.executeQuery("SELECT @@sql_mode, @@innodb_rollback_on_timeout, @@version")) {
                 r.next();
                 String mode = String.valueOf(r.getString(1)).toUpperCase(Locale.ROOT);
-                return new MySql(product, !mode.contains("NO_BACKSLASH_ESCAPES"), mode.contains("ANSI_QUOTES"),
-                        r.getBoolean(2));
+                boolean mariaDb = String.valueOf(r.getString(3)).toLowerCase(Locale.ROOT).contains("mariadb");
+                return new MySql(product, mariaDb, !mode.contains("NO_BACKSLASH_ESCAPES"),
+                        mode.contains("ANSI_QUOTES"), r.getBoolean(2));
             }
         }
         return new Other(product);

@@ -79,6 +79,17 @@ final class GuardedConnection implements Connection {
         return failure;
     }
 
+    /**
+     * The session's transaction ends ({@link Dialect#transactionEnds}) before the first procedure work called, or
+     * null: the runner compares them with the count after work to learn whether a procedure ended the transaction.
+     */
+    private volatile long[] endsBeforeProcedure;
+
+    /** See {@link #endsBeforeProcedure}. */
+    long[] endsBeforeProcedure() {
+        return endsBeforeProcedure;
+    }
+
     /** The failure by which the server rolled back the whole transaction during work, or null. */
     SQLException rolledBackWhole() {
         return rolledBackWhole;
@@ -125,6 +136,12 @@ final class GuardedConnection implements Connection {
         }
         if (finding.refused()) {
             throw finding.refusal();
+        }
+        if (finding == MySqlStatements.PROCEDURE) {
+            if (endsBeforeProcedure == null) {
+                endsBeforeProcedure = dialect.transactionEnds(delegate);
+            }
+            return;
         }
         if (sessionRisk == null) {
             sessionRisk = finding.command();

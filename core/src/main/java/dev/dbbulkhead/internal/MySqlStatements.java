@@ -23,6 +23,9 @@ import java.util.Set;
  * {@code SET SESSION} on MySQL: there is no transaction-scoped {@code SET}), {@code SET NAMES},
  * {@code CREATE TEMPORARY TABLE} (MySQL has no {@code ON COMMIT DROP}), {@code HANDLER}, {@code GET_LOCK(...)}.
  * User variables ({@code SET @x = ...}) are allowed: they change nothing for SQL that does not read them.</li>
+ * <li><b>A procedure</b> ({@code CALL}, also as JDBC's {@code {call ...}}), allowed: it may end the transaction
+ * inside with {@code COMMIT} or {@code ROLLBACK}, which the transaction runner finds out afterwards
+ * ({@link Dialect.MySql#transactionEnds}).</li>
  * </ul>
  *
  * <p>Its lexical rules: {@code #} comments to the end of the line; {@code --} is a comment only when a space or a
@@ -47,6 +50,8 @@ final class MySqlStatements {
     private static final Finding GET_LOCK = new Finding(Kind.SESSION_STATE, "GET_LOCK(...)", "a named lock is held "
             + "by the session, not the transaction: lock a row with SELECT ... FOR UPDATE instead, which is released "
             + "when the transaction ends");
+    /** A procedure may COMMIT or ROLLBACK inside: allowed, and its effect on the transaction checked afterwards. */
+    static final Finding PROCEDURE = new Finding(Kind.SESSION_RISK, "CALL", null);
     private static final Finding TEMPORARY_TABLE = new Finding(Kind.SESSION_STATE, "CREATE TEMPORARY TABLE",
             "MySQL keeps a temporary table for the session (there is no ON COMMIT DROP): use a derived table or a "
             + "common table expression (WITH) instead");
@@ -89,18 +94,19 @@ final class MySqlStatements {
         }
 
         Finding scan() {
+            Finding risk = null;
             while (i < n) {
                 skipSpaceAndComments();
                 Finding found = statement();
                 Finding inside = skipStatement();
-                if (found != null) {
-                    return found;
-                }
-                if (inside != null) {
-                    return inside;
+                for (Finding f : new Finding[] {found, inside}) {
+                    if (f != null && f.refused()) {
+                        return f;
+                    }
+                    risk = risk == null ? f : risk;
                 }
             }
-            return null;
+            return risk;
         }
 
         /** The statement's first words; {@code i} is left inside it. */
@@ -128,6 +134,7 @@ final class MySqlStatements {
                 case "PREPARE", "EXECUTE" -> session(first, "the text it runs cannot be read by the guard: send the "
                         + "statement itself (a PreparedStatement)");
                 case "HANDLER" -> session(first, "read the table with SELECT inside work instead");
+                case "CALL" -> PROCEDURE;
                 case "LOAD" -> "INDEX".equals(word()) ? implicitCommit("LOAD INDEX") : null;
                 default -> IMPLICIT_COMMITS.contains(first) ? implicitCommit(first) : null;
             };
@@ -214,7 +221,7 @@ final class MySqlStatements {
         private void skipSpaceAndComments() {
             while (i < n) {
                 char c = sql.charAt(i);
-                if (c <= ' ' || c == '(' || Character.isWhitespace(c)) {
+                if (c <= ' ' || c == '(' || c == '{' || Character.isWhitespace(c)) {
                     i++;
                 } else if (!skipComment()) {
                     return;
@@ -258,24 +265,22 @@ final class MySqlStatements {
             Finding found = null;
             while (i < n) {
                 char c = sql.charAt(i);
-                if (c == ';') {
-                    i++;
-                    break;
-                }
-                if ((c == '#' || c == '-' || c == '/' || c == '*') && skipComment()) {
-                    continue;
-                }
                 if (identifierPart(c)) {
-                    int start = i;
+                    int start = i++;
                     while (i < n && identifierPart(sql.charAt(i))) {
                         i++;
                     }
-                    if (found == null && i - start == 8 && sql.regionMatches(true, start, "GET_LOCK", 0, 8)
+                    if (i - start == 8 && found == null && sql.regionMatches(true, start, "GET_LOCK", 0, 8)
                             && calledHere()) {
                         found = GET_LOCK;
                     }
-                } else {
+                } else if (c == ';') {
+                    i++;
+                    break;
+                } else if (c == '\'' || c == '"' || c == '`') {
                     skipToken();
+                } else if (!((c == '#' || c == '-' || c == '/' || c == '*') && skipComment())) {
+                    i++;
                 }
             }
             return found;
@@ -315,21 +320,7 @@ final class MySqlStatements {
 
         /** Past a quoted run from {@code i}; a doubled quote stays inside, and with {@code escapes} a backslashed one. */
         private void skipQuoted(char quote, boolean escapes) {
-            i++;
-            while (i < n) {
-                char c = sql.charAt(i);
-                if (escapes && c == '\\') {
-                    i += 2;
-                } else if (c == quote) {
-                    i++;
-                    if (i >= n || sql.charAt(i) != quote) {
-                        return;
-                    }
-                    i++;
-                } else {
-                    i++;
-                }
-            }
+            i = TransactionControl.afterQuoted(sql, i, quote, escapes);
         }
     }
 

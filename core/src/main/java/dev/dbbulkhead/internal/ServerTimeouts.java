@@ -4,13 +4,16 @@ import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.Locale;
 
 /**
  * On PostgreSQL, bounds a transaction's statements by its deadline: {@code statement_timeout} (and optionally
  * {@code lock_timeout}) set for this transaction only ({@code set_config(..., true)}, as {@code SET LOCAL}) to the
  * remaining time, unless the session already has a stricter one (from the role, {@code connectionInitSql} or the
  * pool): the transaction gets the smaller of the two, never a looser one. One round trip; transaction-scoped, so it
- * works behind a transaction-pooling PgBouncer. The client side is bounded too ({@link #networkMillis}).
+ * works behind a transaction-pooling PgBouncer. The client side is bounded too ({@link #networkMillis}). On MySQL and
+ * MariaDB, the session's limits instead, put back after the transaction ({@link #applyMySql}).
  */
 final class ServerTimeouts {
     /** PostgreSQL's largest timeout: an int of milliseconds. */
@@ -67,6 +70,54 @@ final class ServerTimeouts {
         try (Statement statement = raw.createStatement(); ResultSet r = statement.executeQuery(sql)) {
             r.next();
             return r.getBoolean(2);
+        }
+    }
+
+    /**
+     * What {@link #applyMySql} set: the {@code SET} that puts the session's own values back once the transaction has
+     * ended (session variables are not transactional on MySQL), and whether the statement limit in force is the
+     * deadline's.
+     */
+    record MySqlTimeouts(String restore, boolean ours) {}
+
+    /**
+     * On MySQL and MariaDB, which have no transaction-scoped setting: the statement time limit
+     * ({@code max_statement_time}, seconds, on MariaDB; {@code max_execution_time}, milliseconds and for
+     * {@code SELECT} only, on MySQL) and, with {@code lockTimeout}, {@code innodb_lock_wait_timeout} (whole seconds,
+     * at least 1) set for the session to the deadline's remaining time, unless the session already has a stricter
+     * one. Two round trips; {@link MySqlTimeouts#restore} (null when nothing was set) must run after the transaction.
+     */
+    static MySqlTimeouts applyMySql(Connection raw, long remainingNanos, boolean lockTimeout, boolean mariaDb)
+            throws SQLException {
+        long m = millis(remainingNanos);
+        String limit = mariaDb ? "max_statement_time" : "max_execution_time";
+        try (Statement statement = raw.createStatement()) {
+            String current;
+            long lockSeconds;
+            try (ResultSet r = statement.executeQuery("SELECT @@session." + limit
+                    + ", @@session.innodb_lock_wait_timeout")) {
+                r.next();
+                current = r.getString(1);
+                lockSeconds = r.getLong(2);
+            }
+            double currentMillis = mariaDb ? Double.parseDouble(current) * 1000 : Double.parseDouble(current);
+            boolean ours = currentMillis <= 0 || currentMillis > m;
+            var set = new ArrayList<String>(2);
+            var back = new ArrayList<String>(2);
+            if (ours) {
+                set.add("@@session." + limit + " = " + (mariaDb ? String.format(Locale.ROOT, "%.3f", m / 1000.0) : m));
+                back.add("@@session." + limit + " = " + current);
+            }
+            long wait = Math.max(1, (m + 999) / 1000);
+            if (lockTimeout && lockSeconds > wait) {
+                set.add("@@session.innodb_lock_wait_timeout = " + wait);
+                back.add("@@session.innodb_lock_wait_timeout = " + lockSeconds);
+            }
+            if (set.isEmpty()) {
+                return new MySqlTimeouts(null, false);
+            }
+            statement.execute("SET " + String.join(", ", set));
+            return new MySqlTimeouts("SET " + String.join(", ", back), ours);
         }
     }
 

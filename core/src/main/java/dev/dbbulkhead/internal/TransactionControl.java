@@ -642,21 +642,7 @@ final class TransactionControl {
 
         /** Past a quoted run from {@code i}; a doubled quote stays inside, and with {@code escapes} a backslashed one. */
         private void skipQuoted(char quote, boolean escapes) {
-            i++;
-            while (i < n) {
-                char c = sql.charAt(i);
-                if (escapes && c == '\\') {
-                    i += 2;
-                } else if (c == quote) {
-                    i++;
-                    if (i >= n || sql.charAt(i) != quote) {
-                        return;
-                    }
-                    i++;
-                } else {
-                    i++;
-                }
-            }
+            i = TransactionControl.afterQuoted(sql, i, quote, escapes);
         }
 
         /** Past {@code $tag$ ... $tag$} or {@code $$ ... $$} from {@code i}; past the {@code $} alone otherwise. */
@@ -676,6 +662,30 @@ final class TransactionControl {
             int end = sql.indexOf(tag, close + 1);
             i = end < 0 ? n : end + tag.length();
         }
+    }
+
+    /**
+     * The index just past the quoted run that opens at {@code start} in {@code sql} (or its end): a doubled quote stays
+     * inside, and with {@code escapes} a backslashed character. Both databases' readers share it.
+     */
+    static int afterQuoted(String sql, int start, char quote, boolean escapes) {
+        int n = sql.length();
+        int i = start + 1;
+        while (i < n) {
+            char c = sql.charAt(i);
+            if (escapes && c == '\\') {
+                i += 2;
+            } else if (c == quote) {
+                i++;
+                if (i >= n || sql.charAt(i) != quote) {
+                    return i;
+                }
+                i++;
+            } else {
+                i++;
+            }
+        }
+        return Math.min(i, n);
     }
 
     /** PostgreSQL's {@code ident_start}: a letter, {@code _}, or a non-ASCII character. */

@@ -109,6 +109,8 @@ final class TransactionRunner {
         private boolean ended;
         /** The statement timeout in force is the deadline's. */
         private boolean deadlineTimeout;
+        /** On MySQL: the SET that puts the session's own time limits back after the transaction; else null. */
+        private String sessionTimeoutsBack;
         /** The network timeout before the deadline's bound it, while that one is in force; else -1. */
         private int networkTimeoutBefore = -1;
         /** The caller's interrupt status, cleared after work and set again before returning. */
@@ -256,7 +258,11 @@ final class TransactionRunner {
             int before = raw.getNetworkTimeout();
             raw.setNetworkTimeout(Runnable::run, ServerTimeouts.networkMillis(remaining));
             networkTimeoutBefore = before;
-            if (isPostgres(raw)) {
+            if (dialect(raw) instanceof Dialect.MySql mySql) {
+                var set = ServerTimeouts.applyMySql(raw, remaining, lockTimeouts, mySql.mariaDb());
+                sessionTimeoutsBack = set.restore();
+                deadlineTimeout = set.ours();
+            } else {
                 deadlineTimeout = ServerTimeouts.apply(raw, remaining, lockTimeouts);
             }
         }
@@ -274,11 +280,65 @@ final class TransactionRunner {
             } catch (Throwable t) {
                 workEnded(guarded, start);
                 DeadlinePassed passed = workFailed(t);
+                CommitOutcomeUnknownException partly = committedByProcedure(t);
+                if (partly != null) {
+                    outcome = Outcome.OUTCOME_UNKNOWN;
+                    throw partly;
+                }
                 if (passed != null) {
                     throw passed;
                 }
                 throw t;
             }
+        }
+
+        /**
+         * After work failed and the transaction was rolled back: whether a procedure work called had committed inside
+         * it (or that cannot be read), in which case part of what work did may have taken effect.
+         */
+        private CommitOutcomeUnknownException committedByProcedure(Throwable failure) {
+            long[] before = guarded == null ? null : guarded.endsBeforeProcedure();
+            if (before == null) {
+                return null;
+            }
+            long[] after;
+            try {
+                after = dialect(raw).transactionEnds(raw);
+            } catch (SQLException | RuntimeException unread) {
+                failure.addSuppressed(unread);
+                after = null;
+            }
+            if (after != null && after[0] == before[0]) {
+                return null;
+            }
+            return new CommitOutcomeUnknownException("work failed after it called a procedure that committed inside "
+                    + "it (CALL ... COMMIT), or whether it did could not be read: what ran before that COMMIT took "
+                    + "effect, what ran after it was rolled back; read back what matters before retrying", failure,
+                    false);
+        }
+
+        /**
+         * Before the commit: a procedure work called rolled the transaction back inside it, so committing the rest
+         * would commit part of the work; rolled back, and told so (or as unknown where it had also committed).
+         */
+        private SQLException rolledBackByProcedure() throws SQLException {
+            long[] before = guarded == null ? null : guarded.endsBeforeProcedure();
+            if (before == null) {
+                return null;
+            }
+            long[] after = dialect(raw).transactionEnds(raw);
+            if (after[1] == before[1]) {
+                return null; // none, or only COMMITs inside: what work did is committed either way
+            }
+            if (after[0] > before[0]) {
+                outcome = Outcome.OUTCOME_UNKNOWN;
+                return new CommitOutcomeUnknownException("a procedure that work called both committed and rolled "
+                        + "back inside it (CALL ... COMMIT, ROLLBACK): part of what work did may have taken effect; "
+                        + "the rest was rolled back. Read back what matters before retrying", (Throwable) null, false);
+            }
+            return new SQLException("db-bulkhead: a procedure that work called rolled the transaction back inside it "
+                    + "(CALL ... ROLLBACK), and work went on; what ran after it was rolled back too, so nothing was "
+                    + "committed", "40000");
         }
 
         private void workEnded(GuardedConnection guarded, long start) {
@@ -301,7 +361,8 @@ final class TransactionRunner {
                 return null;
             }
             // Past the deadline, a cancelled statement or a lock not obtained is the deadline's timeout firing.
-            if (deadlineTimeout && "57014".equals(e.getSQLState()) || lockTimeouts && "55P03".equals(e.getSQLState())) {
+            Dialect d = dialect;
+            if (d != null && (deadlineTimeout && d.statementTimedOut(e) || lockTimeouts && d.lockTimedOut(e))) {
                 return new DeadlinePassed(Stage.STATEMENT, Nanos.overdue(deadline.remainingNanos(telemetry.now())), e);
             }
             if (networkTimeoutBefore != -1 && ServerTimeouts.timedOutOnTheSocket(e)) {
@@ -324,8 +385,9 @@ final class TransactionRunner {
                 throw aborted;
             }
             SQLException whole = guarded == null ? null : guarded.rolledBackWhole();
-            if (whole != null) {
-                SQLException rolledBack = AbortedTransactions.rolledBackWhole(whole);
+            SQLException rolledBack = whole != null ? AbortedTransactions.rolledBackWhole(whole)
+                    : rolledBackByProcedure();
+            if (rolledBack != null) {
                 ended = rollbackInto(rolledBack);
                 throw rolledBack;
             }
@@ -418,20 +480,33 @@ final class TransactionRunner {
             }
         }
 
+        private void putSessionTimeoutsBack() throws SQLException {
+            if (sessionTimeoutsBack != null) {
+                try (var statement = raw.createStatement()) {
+                    statement.execute(sessionTimeoutsBack);
+                }
+            }
+        }
+
         private Throwable restoreAndClose() {
             Throwable failure = null;
             boolean discard = false;
+            // The session's own time limits go back, or the connection does not go back to the pool.
+            boolean timeoutsLeft = sessionTimeoutsBack != null;
             try {
                 if (ended) {
                     if (networkTimeoutBefore != -1) {
                         liftNetworkTimeout();
                     }
+                    putSessionTimeoutsBack();
+                    timeoutsLeft = false;
                     restore.apply(raw);
                     discard = sessionChanged(this);
                 }
             } catch (Throwable t) {
                 failure = t;
             }
+            discard |= timeoutsLeft;
             try {
                 if (discard) {
                     sessions.discard(raw);
