@@ -1,6 +1,5 @@
 package dev.dbbulkhead.internal;
 
-import dev.dbbulkhead.DbBulkhead;
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
 import java.util.Set;
@@ -40,7 +39,8 @@ final class Scheduler {
 
     /** A periodic task that outlives its failures, each kind logged once. */
     private static final class Surviving implements Runnable {
-        private static final Logger LOG = System.getLogger(DbBulkhead.class.getName());
+        /** The barrier's logger ({@code DbBulkhead}'s), named here so that this low helper imports nothing above it. */
+        private static final Logger LOG = System.getLogger("dev.dbbulkhead.DbBulkhead");
         private final Runnable task;
         private final Set<Class<?>> logged = ConcurrentHashMap.newKeySet();
 
