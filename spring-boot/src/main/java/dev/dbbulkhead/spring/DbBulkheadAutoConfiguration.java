@@ -172,7 +172,8 @@ public final class DbBulkheadAutoConfiguration {
         @Bean
         @ConditionalOnMissingBean
         DbBulkheadProblemResolver dbBulkheadProblemResolver(DbBulkheadProperties properties) {
-            return new DbBulkheadProblemResolver(DbBulkheadSettings.retryAfter(properties.getWeb().getRetryAfter()));
+            return new DbBulkheadProblemResolver(DbBulkheadSettings.retryAfter(properties.getWeb().getRetryAfter()),
+                    DbBulkheadSettings.status(properties.getWeb().getStatus()));
         }
     }
 

@@ -220,6 +220,19 @@ public class DbBulkheadProperties {
         private boolean enabled = true;
         /** The Retry-After value, in whole seconds (at least 1). */
         private Duration retryAfter = Duration.ofSeconds(1);
+        /**
+         * The status of a refusal: 503 (Service Unavailable, the default; Tomcat closes the connection after it) or
+         * 429 (Too Many Requests; the connection stays open for the client's next request).
+         */
+        private int status = 503;
+
+        public int getStatus() {
+            return status;
+        }
+
+        public void setStatus(int status) {
+            this.status = status;
+        }
 
         public boolean isEnabled() {
             return enabled;

@@ -5,6 +5,7 @@ import dev.dbbulkhead.DbBulkhead;
 import dev.dbbulkhead.InvalidSettingException;
 import dev.dbbulkhead.Setting;
 import dev.dbbulkhead.WorkloadConfig;
+import dev.dbbulkhead.spring.web.DbBulkheadProblemResolver;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -86,6 +87,7 @@ public final class DbBulkheadSettings {
         properties.getWorkloads().forEach((key, w) -> workloads.put(key, workload(key, w)));
         String defaultWorkload = defaultWorkload(properties.getDefaultWorkload(), workloads);
         retryAfter(properties.getWeb().getRetryAfter());
+        status(properties.getWeb().getStatus());
         Duration leaks = properties.getLeakDetectionThreshold();
         return new DbBulkheadSettings(properties.getName(), Collections.unmodifiableMap(workloads), defaultWorkload,
                 properties.isAllowOpenInView(), poolSize, leaks == null ? Duration.ZERO : leaks,
@@ -101,6 +103,14 @@ public final class DbBulkheadSettings {
             throw invalid("web.retry-after", retryAfter, "must be at most " + MAX_RETRY_AFTER + " (a day)");
         }
         return retryAfter;
+    }
+
+    static DbBulkheadProblemResolver.Status status(int status) {
+        try {
+            return DbBulkheadProblemResolver.Status.of(status);
+        } catch (IllegalArgumentException e) {
+            throw invalid("web.status", status, "must be 503 or 429");
+        }
     }
 
     /**

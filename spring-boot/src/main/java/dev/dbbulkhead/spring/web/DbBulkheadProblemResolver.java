@@ -16,7 +16,8 @@ import org.springframework.web.servlet.HandlerExceptionResolver;
 import org.springframework.web.servlet.ModelAndView;
 
 /**
- * Answers a db-bulkhead rejection thrown out of a Spring MVC handler with {@code 503 Service Unavailable},
+ * Answers a db-bulkhead rejection thrown out of a Spring MVC handler with {@code 503 Service Unavailable} (or
+ * {@code 429 Too Many Requests}, {@link Status}),
  * {@code Retry-After} in whole seconds, and an RFC 9457 problem body ({@code application/problem+json}) with the
  * extension members {@code reason} and {@code workload}:
  * <pre>
@@ -39,16 +40,55 @@ import org.springframework.web.servlet.ModelAndView;
  * {@code db.bulkhead.pool.timeouts} counter has it). Thread-safe.
  */
 public class DbBulkheadProblemResolver implements HandlerExceptionResolver, Ordered {
+    /**
+     * The status a refusal is answered with. Tomcat (and Jetty) close the client's connection after a 503, so each
+     * refused client of a flood comes back through a new TCP connection; a 429 keeps it open (docs/spring.md).
+     */
+    public enum Status {
+        /** 503 Service Unavailable (the default): the server is at capacity; the connection is closed after it. */
+        SERVICE_UNAVAILABLE(HttpServletResponse.SC_SERVICE_UNAVAILABLE, "Service Unavailable"),
+        /** 429 Too Many Requests: the connection stays open for the client's next request. */
+        TOO_MANY_REQUESTS(429, "Too Many Requests");
+
+        final int code;
+        final String title;
+
+        Status(int code, String title) {
+            this.code = code;
+            this.title = title;
+        }
+
+        /** {@code 503} or {@code 429}; anything else is refused, naming the value. */
+        public static Status of(int code) {
+            for (Status s : values()) {
+                if (s.code == code) {
+                    return s;
+                }
+            }
+            throw new IllegalArgumentException("status must be 503 or 429, was " + code);
+        }
+    }
+
     private final long retryAfterSeconds;
+    private final Status status;
 
     /** @param retryAfter more than zero, at most a day; sent in whole seconds, rounded up */
     public DbBulkheadProblemResolver(Duration retryAfter) {
+        this(retryAfter, Status.SERVICE_UNAVAILABLE);
+    }
+
+    /**
+     * @param retryAfter more than zero, at most a day; sent in whole seconds, rounded up
+     * @param status 503 or 429
+     */
+    public DbBulkheadProblemResolver(Duration retryAfter, Status status) {
         if (retryAfter == null || retryAfter.isNegative() || retryAfter.isZero()
                 || retryAfter.compareTo(Duration.ofDays(1)) > 0) {
             throw new IllegalArgumentException("retryAfter must be > 0 and at most a day, was " + retryAfter);
         }
         long millis = retryAfter.toMillis();
         this.retryAfterSeconds = Math.max(1, millis / 1000 + (millis % 1000 == 0 ? 0 : 1));
+        this.status = status;
     }
 
     @Override
@@ -61,7 +101,7 @@ public class DbBulkheadProblemResolver implements HandlerExceptionResolver, Orde
         }
         try {
             response.resetBuffer();
-            response.setStatus(HttpServletResponse.SC_SERVICE_UNAVAILABLE);
+            response.setStatus(status.code);
             response.setHeader("Retry-After", Long.toString(retryAfterSeconds));
             response.setContentType("application/problem+json");
             response.setCharacterEncoding(StandardCharsets.UTF_8.name());
@@ -118,7 +158,7 @@ public class DbBulkheadProblemResolver implements HandlerExceptionResolver, Orde
     }
 
     private String problem(String why, String reason, String workload, String instance) {
-        return "{\"type\":\"about:blank\",\"title\":\"Service Unavailable\",\"status\":503,\"detail\":"
+        return "{\"type\":\"about:blank\",\"title\":\"" + status.title + "\",\"status\":" + status.code + ",\"detail\":"
                 + json("The database is at capacity: " + why + ". Retry after " + retryAfterSeconds + " s.")
                 + ",\"instance\":" + json(instance) + ",\"reason\":" + json(reason)
                 + (workload == null ? "" : ",\"workload\":" + json(workload)) + "}";

@@ -155,6 +155,9 @@ class ProblemResponseTest {
                     + "\"status\":503,\"detail\":\"The database is at capacity: no capacity freed up within the queue "
                     + "wait. Retry after 2 s.\",\"instance\":\"/busy\",\"reason\":\"QUEUE_TIMEOUT\",\"workload\":\"w\"}");
 
+            assertThat(KeepAlive.statuses(port, "/busy", 3)).as("Tomcat closes the connection after a 503")
+                    .containsExactly(503);
+
             var polite = get("/polite");
             assertThat(polite.statusCode()).isEqualTo(429);
             assertThat(polite.body()).isEqualTo("handled by the application");
