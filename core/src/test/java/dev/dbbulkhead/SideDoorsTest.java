@@ -94,7 +94,12 @@ class SideDoorsTest {
     @ValueSource(strings = {"SELECT 'COMMIT'", "SELECT 1 -- COMMIT", "SELECT $$ROLLBACK$$",
             "SELECT $tag$; COMMIT; $tag$", "SELECT 1 /* ; COMMIT */", "SELECT E'it\\'s; COMMIT'",
             "SELECT \"commit\" FROM (SELECT 1 AS \"commit\") t", "SAVEPOINT s1; ROLLBACK TO SAVEPOINT s1",
-            "SAVEPOINT s2; ROLLBACK WORK TO s2", "SELECT 1 AS begin_at"})
+            "SAVEPOINT s2; ROLLBACK WORK TO s2", "SELECT 1 AS begin_at",
+            // The session's words too (SessionStateContractTest refuses them as statements).
+            "SELECT 'SET search_path TO nowhere; RESET ALL'", "SELECT 1 /* LISTEN x; DISCARD ALL */",
+            "-- SET ROLE other\nSELECT 1", "SELECT $$SELECT pg_advisory_lock(1)$$", "SELECT 1 AS set_config",
+            "SELECT set_config FROM (SELECT 1 AS set_config) t", "SELECT \"set_config\" FROM (SELECT 1 AS set_config) t",
+            "SELECT 1 AS pg_advisory_lock", "SELECT 'x' AS \"CREATE TEMP TABLE t\""})
     void savepointsAndWordsInsideLiteralsAndCommentsAreAllowed(String sql) throws Exception {
         var gate = POOL.bulkhead(1, 0);
         long id = Db.newId();

@@ -4,56 +4,30 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.dbbulkhead.DbBulkhead;
 import dev.dbbulkhead.Lease;
-import dev.dbbulkhead.testkit.TestDatabase;
 import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.boot.SpringBootConfiguration;
-import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
-import org.springframework.web.bind.annotation.GetMapping;
-import org.springframework.web.bind.annotation.RestController;
 
 /**
  * {@code db-bulkhead.web.status=429}: a refusal is a 429 problem, and the client's connection stays open for its
  * next request, where Tomcat closes it after a 503 (so each refused client of a flood comes back through a new TCP
  * connection). Over a real HTTP port, with raw keep-alive requests.
  */
-@SpringBootTest(classes = TooManyRequestsTest.App.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+@SpringBootTest(classes = ProblemResponseTest.App.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
         properties = {"db-bulkhead.workloads.w.concurrent=1", "db-bulkhead.workloads.w.queue-wait=0ms",
             "db-bulkhead.web.status=429", "spring.datasource.hikari.maximum-pool-size=2",
             "spring.jpa.open-in-view=false"})
 class TooManyRequestsTest {
     @DynamicPropertySource
     static void database(DynamicPropertyRegistry registry) {
-        TestDatabase db = TestDatabase.get();
-        registry.add("spring.datasource.url", db::jdbcUrl);
-        registry.add("spring.datasource.username", db::user);
-        registry.add("spring.datasource.password", db::password);
-    }
-
-    @SpringBootConfiguration
-    @EnableAutoConfiguration
-    static class App {
-        @RestController
-        static class Busy {
-            private final DbBulkhead db;
-
-            Busy(DbBulkhead db) {
-                this.db = db;
-            }
-
-            @GetMapping("/busy")
-            String busy() throws Exception {
-                return db.transaction(Duration.ZERO, c -> "admitted");
-            }
-        }
+        ProblemResponseTest.database(registry);
     }
 
     @LocalServerPort
