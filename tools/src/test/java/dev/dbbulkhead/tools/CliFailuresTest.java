@@ -19,10 +19,16 @@ class CliFailuresTest {
     @ParameterizedTest
     @ValueSource(strings = {"demo", "overload"})
     void anUnreachableDatabaseIsOneLineAndExit2(String command) throws Exception {
+        String line = oneErrorLine(command, URL);
+        assertThat(line).startsWith("error: ").contains("password=***").doesNotContain("s3cret");
+    }
+
+    /** {@code command} in a JVM of its own with {@code DB_URL}: its one line of output, once it exited 2. */
+    private static String oneErrorLine(String command, String dbUrl) throws Exception {
         var java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         var pb = new ProcessBuilder(java, "-cp", System.getProperty("java.class.path"), Main.class.getName(), command)
                 .redirectErrorStream(true);
-        pb.environment().put("DB_URL", URL);
+        pb.environment().put("DB_URL", dbUrl);
         pb.environment().put("DB_PASSWORD", "s3cret");
         Process p = pb.start();
         String output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
@@ -30,24 +36,15 @@ class CliFailuresTest {
         assertThat(p.exitValue()).as(output).isEqualTo(2);
         List<String> lines = output.lines().filter(l -> !l.startsWith("SLF4J")).toList();
         assertThat(lines).as(output).hasSize(1);
-        assertThat(lines.get(0)).startsWith("error: ").contains("password=***").doesNotContain("s3cret");
+        return lines.get(0);
     }
 
     /** The demo and overload need PostgreSQL: another database's URL is one line that says so, and exit 2. */
     @ParameterizedTest
     @ValueSource(strings = {"demo", "overload"})
     void anotherDatabaseIsToldWhatTheCommandNeeds(String command) throws Exception {
-        var java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        var pb = new ProcessBuilder(java, "-cp", System.getProperty("java.class.path"), Main.class.getName(), command)
-                .redirectErrorStream(true);
-        pb.environment().put("DB_URL", "jdbc:mariadb://app:s3cret@127.0.0.1:3306/test");
-        Process p = pb.start();
-        String output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
-        assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
-        assertThat(p.exitValue()).as(output).isEqualTo(2);
-        List<String> lines = output.lines().filter(l -> !l.startsWith("SLF4J")).toList();
-        assertThat(lines).as(output).hasSize(1);
-        assertThat(lines.get(0)).startsWith("error: this command runs on PostgreSQL").doesNotContain("s3cret");
+        assertThat(oneErrorLine(command, "jdbc:mariadb://app:s3cret@127.0.0.1:3306/test"))
+                .startsWith("error: this command runs on PostgreSQL").doesNotContain("s3cret");
     }
 
     @Test
