@@ -99,12 +99,13 @@ final class MySqlStatements {
                 skipSpaceAndComments();
                 Finding found = statement();
                 Finding inside = skipStatement();
-                for (Finding f : new Finding[] {found, inside}) {
-                    if (f != null && f.refused()) {
-                        return f;
-                    }
-                    risk = risk == null ? f : risk;
+                if (found != null && found.refused()) {
+                    return found;
                 }
+                if (inside != null && inside.refused()) {
+                    return inside;
+                }
+                risk = risk != null ? risk : found != null ? found : inside;
             }
             return risk;
         }
