@@ -172,8 +172,9 @@ public final class DbBulkheadAutoConfiguration {
         @Bean
         @ConditionalOnMissingBean
         DbBulkheadProblemResolver dbBulkheadProblemResolver(DbBulkheadProperties properties) {
-            return new DbBulkheadProblemResolver(DbBulkheadSettings.retryAfter(properties.getWeb().getRetryAfter()),
-                    DbBulkheadSettings.status(properties.getWeb().getStatus()));
+            var web = properties.getWeb();
+            return new DbBulkheadProblemResolver(DbBulkheadSettings.retryAfter(web.getRetryAfter()),
+                    DbBulkheadSettings.status(web.getStatus()), DbBulkheadSettings.refusalDelay(web));
         }
     }
 

@@ -225,6 +225,19 @@ public class DbBulkheadProperties {
          * 429 (Too Many Requests; the connection stays open for the client's next request).
          */
         private int status = 503;
+        /**
+         * How long a refusal is held before it is answered (default 0: at once; at most retry-after): a client of a
+         * closed loop that comes straight back then costs one refusal per delay. Meant for virtual threads.
+         */
+        private Duration refusalDelay = Duration.ZERO;
+
+        public Duration getRefusalDelay() {
+            return refusalDelay;
+        }
+
+        public void setRefusalDelay(Duration refusalDelay) {
+            this.refusalDelay = refusalDelay;
+        }
 
         public int getStatus() {
             return status;

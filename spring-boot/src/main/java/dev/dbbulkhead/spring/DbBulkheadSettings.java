@@ -88,6 +88,7 @@ public final class DbBulkheadSettings {
         String defaultWorkload = defaultWorkload(properties.getDefaultWorkload(), workloads);
         retryAfter(properties.getWeb().getRetryAfter());
         status(properties.getWeb().getStatus());
+        refusalDelay(properties.getWeb());
         Duration leaks = properties.getLeakDetectionThreshold();
         return new DbBulkheadSettings(properties.getName(), Collections.unmodifiableMap(workloads), defaultWorkload,
                 properties.isAllowOpenInView(), poolSize, leaks == null ? Duration.ZERO : leaks,
@@ -103,6 +104,15 @@ public final class DbBulkheadSettings {
             throw invalid("web.retry-after", retryAfter, "must be at most " + MAX_RETRY_AFTER + " (a day)");
         }
         return retryAfter;
+    }
+
+    static Duration refusalDelay(DbBulkheadProperties.Web web) {
+        Duration delay = web.getRefusalDelay();
+        if (delay == null || delay.isNegative() || delay.compareTo(web.getRetryAfter()) > 0) {
+            throw invalid("web.refusal-delay", delay, "must be >= 0 and at most web.retry-after "
+                    + web.getRetryAfter());
+        }
+        return delay;
     }
 
     static DbBulkheadProblemResolver.Status status(int status) {

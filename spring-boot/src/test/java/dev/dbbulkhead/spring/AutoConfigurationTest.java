@@ -155,6 +155,7 @@ class AutoConfigurationTest {
         "db-bulkhead.web.retry-after|0s|db-bulkhead.web.retry-after must be > 0",
         "db-bulkhead.web.retry-after|400d|db-bulkhead.web.retry-after must be at most PT24H (a day), was PT9600H",
         "db-bulkhead.web.status|500|db-bulkhead.web.status must be 503 or 429, was 500",
+        "db-bulkhead.web.refusal-delay|2s|db-bulkhead.web.refusal-delay must be >= 0 and at most web.retry-after PT1S, was PT2S",
     })
     void eachBadPropertyFailsStartUpNamingIt(String property, String value, String message) {
         var settings = property.endsWith(".concurrent") ? new String[0]
@@ -256,8 +257,8 @@ class AutoConfigurationTest {
         }
         assertThat(ours.keySet()).containsExactly("db-bulkhead.allow-open-in-view", "db-bulkhead.default-workload",
                 "db-bulkhead.enabled", "db-bulkhead.leak-detection-threshold", "db-bulkhead.name",
-                "db-bulkhead.shared-limit", "db-bulkhead.unadmitted-connections", "db-bulkhead.web.enabled", "db-bulkhead.web.retry-after",
-                "db-bulkhead.web.status", "db-bulkhead.workloads");
+                "db-bulkhead.shared-limit", "db-bulkhead.unadmitted-connections", "db-bulkhead.web.enabled", "db-bulkhead.web.refusal-delay",
+                "db-bulkhead.web.retry-after", "db-bulkhead.web.status", "db-bulkhead.workloads");
         assertThat(ours.values()).allSatisfy(p -> assertThat(String.valueOf(p.get("description"))).isNotBlank()
                 .isNotEqualTo("null"));
         assertThat(ours.get("db-bulkhead.enabled").get("defaultValue")).isEqualTo(true);

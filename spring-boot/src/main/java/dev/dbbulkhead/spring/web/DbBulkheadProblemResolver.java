@@ -71,6 +71,8 @@ public class DbBulkheadProblemResolver implements HandlerExceptionResolver, Orde
 
     private final long retryAfterSeconds;
     private final Status status;
+    /** How long a refusal is held before it is answered (0: at once), in nanoseconds. */
+    private final long refusalDelayNanos;
 
     /** @param retryAfter more than zero, at most a day; sent in whole seconds, rounded up */
     public DbBulkheadProblemResolver(Duration retryAfter) {
@@ -82,6 +84,17 @@ public class DbBulkheadProblemResolver implements HandlerExceptionResolver, Orde
      * @param status 503 or 429
      */
     public DbBulkheadProblemResolver(Duration retryAfter, Status status) {
+        this(retryAfter, status, Duration.ZERO);
+    }
+
+    /**
+     * @param retryAfter more than zero, at most a day; sent in whole seconds, rounded up
+     * @param status 503 or 429
+     * @param refusalDelay how long a refusal is held before it is answered, zero for at once: a client of a closed loop
+     *     that comes straight back then costs the server one refusal per delay, not one per round trip
+     *     (Netflix's {@code partitionRejectDelay}); held on the request's thread, so meant for virtual threads
+     */
+    public DbBulkheadProblemResolver(Duration retryAfter, Status status, Duration refusalDelay) {
         if (retryAfter == null || retryAfter.isNegative() || retryAfter.isZero()
                 || retryAfter.compareTo(Duration.ofDays(1)) > 0) {
             throw new IllegalArgumentException("retryAfter must be > 0 and at most a day, was " + retryAfter);
@@ -89,6 +102,11 @@ public class DbBulkheadProblemResolver implements HandlerExceptionResolver, Orde
         long millis = retryAfter.toMillis();
         this.retryAfterSeconds = Math.max(1, millis / 1000 + (millis % 1000 == 0 ? 0 : 1));
         this.status = status;
+        if (refusalDelay == null || refusalDelay.isNegative() || refusalDelay.compareTo(retryAfter) > 0) {
+            throw new IllegalArgumentException("refusalDelay must be >= 0 and at most retryAfter " + retryAfter
+                    + ", was " + refusalDelay);
+        }
+        this.refusalDelayNanos = refusalDelay.toNanos();
     }
 
     @Override
@@ -100,6 +118,7 @@ public class DbBulkheadProblemResolver implements HandlerExceptionResolver, Orde
             return null;
         }
         try {
+            holdRefusal();
             response.resetBuffer();
             response.setStatus(status.code);
             response.setHeader("Retry-After", Long.toString(retryAfterSeconds));
@@ -112,6 +131,16 @@ public class DbBulkheadProblemResolver implements HandlerExceptionResolver, Orde
             return null; // the client is gone: let the default handling log it
         }
         return new ModelAndView();
+    }
+
+    private void holdRefusal() {
+        if (refusalDelayNanos > 0) {
+            try {
+                Thread.sleep(Duration.ofNanos(refusalDelayNanos));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt(); // answered at once
+            }
+        }
     }
 
     /** The rejection, or one that caused {@code ex} (a proxy may wrap it). */

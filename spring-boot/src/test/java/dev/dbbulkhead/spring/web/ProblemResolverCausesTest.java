@@ -69,4 +69,29 @@ class ProblemResolverCausesTest {
         assertThat(rejected.getStatus()).isEqualTo(503);
         assertThat(rejected.getContentAsString()).contains("\"reason\":\"ADMISSION_FULL\"", "\"workload\":\"w\"");
     }
+
+    /**
+     * A refusal delay holds the answer (at least the delay: a lower bound, whatever the machine's load), and an
+     * interrupt answers at once, the flag kept; a delay past Retry-After is refused naming it.
+     */
+    @Test
+    @Timeout(10)
+    void aRefusalIsHeldForItsDelayAndAnInterruptAnswersAtOnce() throws Exception {
+        var held = new DbBulkheadProblemResolver(Duration.ofSeconds(1), DbBulkheadProblemResolver.Status.TOO_MANY_REQUESTS,
+                Duration.ofMillis(200));
+        var rejection = aRejection();
+        long start = System.nanoTime();
+        var response = new MockHttpServletResponse();
+        held.resolveException(new MockHttpServletRequest("GET", "/orders"), response, null, rejection);
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).isGreaterThanOrEqualTo(Duration.ofMillis(200));
+        assertThat(response.getStatus()).isEqualTo(429);
+        Thread.currentThread().interrupt();
+        var interrupted = new MockHttpServletResponse();
+        held.resolveException(new MockHttpServletRequest("GET", "/orders"), interrupted, null, rejection);
+        assertThat(Thread.interrupted()).as("the interrupt is kept").isTrue();
+        assertThat(interrupted.getStatus()).isEqualTo(429);
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> new DbBulkheadProblemResolver(Duration.ofSeconds(1),
+                DbBulkheadProblemResolver.Status.SERVICE_UNAVAILABLE, Duration.ofSeconds(2)))
+                .hasMessageContaining("refusalDelay must be >= 0 and at most retryAfter");
+    }
 }
