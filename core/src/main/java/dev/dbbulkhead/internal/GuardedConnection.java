@@ -65,6 +65,11 @@ final class GuardedConnection implements Connection {
      * Volatile: work may hand the connection to another thread, and the runner reads it once, after work.
      */
     private volatile String sessionRisk;
+    /**
+     * The session's transaction ends ({@link Dialect#transactionEnds}) before the first procedure work called, or
+     * null: the runner compares them with the count after work to learn whether a procedure ended the transaction.
+     */
+    private volatile long[] endsBeforeProcedure;
 
     public GuardedConnection(Connection delegate, Dialect dialect) {
         this.delegate = delegate;
@@ -78,12 +83,6 @@ final class GuardedConnection implements Connection {
         }
         return failure;
     }
-
-    /**
-     * The session's transaction ends ({@link Dialect#transactionEnds}) before the first procedure work called, or
-     * null: the runner compares them with the count after work to learn whether a procedure ended the transaction.
-     */
-    private volatile long[] endsBeforeProcedure;
 
     /** See {@link #endsBeforeProcedure}. */
     long[] endsBeforeProcedure() {

@@ -115,14 +115,6 @@ final class TransactionControl {
         return new Finding(Kind.SESSION_STATE, command, instead);
     }
 
-    /** Refuses {@code sql} with SQLState 25000 when it ends or starts a transaction or changes the session. */
-    static void check(String sql) throws SQLException {
-        Finding finding = inspect(sql);
-        if (finding != null && finding.refused()) {
-            throw finding.refusal();
-        }
-    }
-
     /**
      * The command of the first refusal in {@code sql} (transaction control upper-cased, as {@code COMMIT}), or
      * {@code null} when the guard lets it run.

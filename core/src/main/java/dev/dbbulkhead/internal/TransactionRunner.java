@@ -535,13 +535,13 @@ final class TransactionRunner {
             return false;
         }
         SessionState.CallSite site = sessions.site(tx.site);
+        sessions.sawRisk(site); // later transactions from this call site read the session before they begin
         String why;
         if (tx.sessionBefore == null) {
             why = "was not read before it (the first such transaction from this call site; later ones are compared)";
         } else {
             try {
                 if (SessionState.fingerprint(tx.raw).equals(tx.sessionBefore)) {
-                    sessions.sawRisk(site);
                     return false;
                 }
                 why = "changed";
@@ -549,7 +549,6 @@ final class TransactionRunner {
                 why = "could not be read after it (" + unread + ")";
             }
         }
-        sessions.sawRisk(site);
         telemetry.sessionDiscarded(tx.lease.workload(), tx.site, risk, why, site.logged.compareAndSet(false, true));
         return true;
     }
