@@ -6,6 +6,7 @@
 module dev.dbbulkhead {
     requires transitive java.sql;
     requires jdk.jfr;
+    requires static org.jspecify;
 
     exports dev.dbbulkhead;
 }

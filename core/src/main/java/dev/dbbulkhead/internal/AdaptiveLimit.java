@@ -3,14 +3,13 @@ package dev.dbbulkhead.internal;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.SplittableRandom;
-import java.util.function.IntConsumer;
 
 /**
  * A workload's adaptive limit L, between a minimum and B: the machinery around its algorithm ({@link GoodputLimit}).
- * It measures windows on a clock of its own, hands each window to the algorithm, and applies the limit it answers to
- * the workload's {@link Permits}.
+ * It measures windows on the barrier's clock, hands each window to the algorithm, and keeps the limit it answers
+ * ({@link #wanted()}), which the workload's {@link Controls} apply to its {@link Permits}.
  *
- * <p><b>Clock.</b> Decisions are taken on {@link #tick}, every {@value #TICK_MILLIS} ms from the barrier's scheduler,
+ * <p><b>Clock.</b> Decisions are taken on {@link #tick}, every {@link BarrierClock#TICK_MILLIS} ms from the barrier's clock,
  * never by a releasing caller: a window ends on time whether or not anything completes, so a 40 s operation or a lease
  * never closed cannot freeze the limit. A window lasts about {@value #WINDOW_HOLDS} mean holds (at least
  * {@value #MIN_WINDOW_MILLIS} ms, at most {@value #MAX_WINDOW_MILLIS} ms, and up to four times longer while fewer than
@@ -32,7 +31,6 @@ final class AdaptiveLimit {
         void changed(int from, int to, String cause, long latencyNanos);
     }
 
-    static final long TICK_MILLIS = 10;
     /** A window lasts this many mean holds... */
     static final int WINDOW_HOLDS = 6;
     /** ...but at least this long... */
@@ -46,7 +44,6 @@ final class AdaptiveLimit {
     static final int MIN_COMPLETIONS = 64;
     /** Holds shorter than this leave L at B. */
     static final long UNMEASURABLE_NANOS = 2_000;
-    private static final long TICK_NANOS = TICK_MILLIS * 1_000_000;
     private static final long MIN_WINDOW_NANOS = MIN_WINDOW_MILLIS * 1_000_000;
     private static final long MAX_WINDOW_NANOS = MAX_WINDOW_MILLIS * 1_000_000;
     private static final VarHandle COUNT;
@@ -71,8 +68,6 @@ final class AdaptiveLimit {
     }
 
     private final Permits permits;
-    /** Applies the level decided (its workload takes the lower of it and what the barrier's arbiter allows). */
-    private final IntConsumer apply;
     private final int max;
     /** The latency ceiling set by the user, in nanoseconds; 0: half of the callers' budget. */
     private final long target;
@@ -105,20 +100,21 @@ final class AdaptiveLimit {
     private volatile long latency;
     /** {@link GoodputLimit#level()}, for callers' threads. */
     private volatile int level;
+    /** The limit the last decision asks for: the level, or one step away while a probe runs. */
+    private volatile int wanted;
 
     /**
      * @param targetNanos the latency ceiling, or 0 for half of what the callers' deadlines allow
      * @param seed the seed of the probes' jitter
      */
-    AdaptiveLimit(Permits permits, IntConsumer apply, int min, int max, long targetNanos, long now, long seed,
-            Changes changes) {
+    AdaptiveLimit(Permits permits, int min, int max, long targetNanos, long now, long seed, Changes changes) {
         this.permits = permits;
-        this.apply = apply;
         this.max = max;
         this.target = targetNanos;
         this.changes = changes;
         this.rule = new GoodputLimit(min, max, new SplittableRandom(seed));
         this.level = max;
+        this.wanted = max;
         startWindow(now, MIN_WINDOW_NANOS);
     }
 
@@ -156,7 +152,7 @@ final class AdaptiveLimit {
         return target != 0 ? target : budget / 2;
     }
 
-    /** Every {@value #TICK_MILLIS} ms: samples whether the limit binds; at a window's end, decides. */
+    /** Every tick of the barrier's clock: samples whether the limit binds; at a window's end, decides. */
     void tick(long now) {
         if (!measuring && now >= settleEnd) {
             measuring = true;
@@ -205,9 +201,7 @@ final class AdaptiveLimit {
             cause = decision.cause();
         }
         level = rule.level();
-        if (next != permits.limit()) {
-            apply.accept(next);
-        }
+        wanted = next;
         if (cause != null && level != from) {
             changes.changed(from, level, cause, latency);
         }
@@ -224,13 +218,6 @@ final class AdaptiveLimit {
         measuring = false;
     }
 
-    /** Sets the level, as a decision would (tests: a state to start from). */
-    void forceForTest(int to) {
-        rule.forceForTest(to);
-        level = to;
-        apply.accept(to);
-    }
-
     /**
      * The limit that predictive rejection counts on: the one in force, or the level while a probe below it runs (one
      * window, after which the queue drains at the level again).
@@ -244,8 +231,8 @@ final class AdaptiveLimit {
         return level;
     }
 
-    /** The period of {@link #tick}, in nanoseconds. */
-    static long tickNanos() {
-        return TICK_NANOS;
+    /** The limit the last decision asks for: the level, or one step away from it while a probe runs. */
+    int wanted() {
+        return wanted;
     }
 }

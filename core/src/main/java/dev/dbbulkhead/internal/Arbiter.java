@@ -1,14 +1,12 @@
 package dev.dbbulkhead.internal;
 
-import java.lang.ref.WeakReference;
 import java.util.List;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.atomic.LongAdder;
-import java.util.function.LongSupplier;
 
 /**
- * Shares a barrier's limit S between its regular and its elastic workloads ({@code Priority}), every
- * {@value #TICK_MILLIS} ms on the barrier's scheduler, by moving each workload's limit ({@link Permits#limit(int)}).
+ * Shares a barrier's limit S between its regular and its elastic workloads ({@code Priority}), at every tick of the
+ * barrier's clock ({@link BarrierClock}), by setting each workload's cap: the most its limit may be. The workload's
+ * {@link Controls} apply it, after the share-out, as the lower of the cap and its own level.
  *
  * <p><b>The shared limit holds at every instant.</b> What a workload can have in flight is bounded by its limit plus
  * what a lower limit is still owed ({@link Permits#owed()}): lowering a limit does not lower that bound until the
@@ -25,10 +23,9 @@ import java.util.function.LongSupplier;
  * elastic allowance halves (to its floor at the least); otherwise an elastic workload that used its whole limit gets
  * one more.
  *
- * <p>Thread-safe: holds are added by releasing callers; the ticks run on one thread.
+ * <p>Thread-safe: holds are added by releasing callers; the ticks run on the barrier's clock, one at a time.
  */
 final class Arbiter {
-    static final long TICK_MILLIS = 10;
     static final long WINDOW_MILLIS = 50;
     /** Regular holds this many times their recent low: the database is congested by what elastic work holds. */
     static final double SLOWER = 1.25;
@@ -46,7 +43,7 @@ final class Arbiter {
         /** Holds of the current window, added by releasing callers (regular workloads). */
         final LongAdder holdSum = new LongAdder();
         final LongAdder holds = new LongAdder();
-        /** The limit the arbiter allows; B until it says otherwise. Read by the workload's own controller. */
+        /** The limit the arbiter allows; B until it says otherwise. Read by the workload's controls. */
         volatile int cap;
         /** Elastic: what congestion allows (AIMD); regular: unused. */
         int allowance;
@@ -55,21 +52,12 @@ final class Arbiter {
         /** Regular: window mean holds of the last {@value #LOW_SECONDS} s, a ring. */
         final long[] means = new long[LOWS];
         int next;
-        private Runnable apply = () -> {};
-        /** Keeps the arbiter (whose ticks hold it weakly) alive as long as its workloads are. */
-        @SuppressWarnings("unused")
-        private Arbiter arbiter;
 
         Member(Permits permits, boolean elastic) {
             this.permits = permits;
             this.elastic = elastic;
             this.cap = permits.concurrent();
             this.allowance = elastic ? 1 : permits.concurrent();
-        }
-
-        /** How the workload applies a new cap (the lower of it and its adaptive level). */
-        void onCap(Runnable apply) {
-            this.apply = apply;
         }
 
         void held(long nanos) {
@@ -93,7 +81,6 @@ final class Arbiter {
         void cap(int to) {
             if (to != cap) {
                 cap = to;
-                apply.run();
             }
         }
     }
@@ -109,44 +96,8 @@ final class Arbiter {
         this.regular = members.stream().filter(m -> !m.elastic).toList();
         this.elastic = members.stream().filter(m -> m.elastic).toList();
         this.windowStart = now;
-        members.forEach(m -> m.arbiter = this);
         for (Member e : elastic) {
             e.cap(1); // elastic work starts at its floor and grows while there is room
-        }
-    }
-
-    /** Ticks {@code arbiter} on the scheduler for as long as it is reachable; {@code clock}: the barrier's. */
-    static void start(Arbiter arbiter, LongSupplier clock) {
-        var ticker = new Ticker(arbiter, clock);
-        ticker.task = Scheduler.every(TICK_MILLIS * 1_000_000, ticker);
-    }
-
-    private static final class Ticker implements Runnable {
-        private final WeakReference<Arbiter> arbiter;
-        private final LongSupplier clock;
-        private volatile ScheduledFuture<?> task;
-
-        Ticker(Arbiter arbiter, LongSupplier clock) {
-            this.arbiter = new WeakReference<>(arbiter);
-            this.clock = clock;
-        }
-
-        @Override
-        public void run() {
-            Arbiter a = arbiter.get();
-            if (a == null) {
-                var t = task;
-                if (t != null) {
-                    t.cancel(false);
-                }
-                return;
-            }
-            a.tick(clock.getAsLong());
-        }
-
-        @Override
-        public String toString() {
-            return "the priorities' arbiter";
         }
     }
 

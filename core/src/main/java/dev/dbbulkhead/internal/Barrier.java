@@ -10,13 +10,15 @@ import java.lang.System.Logger;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.function.LongSupplier;
 import javax.sql.DataSource;
 
 /**
  * The internals of one barrier, built once from what its builder checked: the telemetry, the per-thread frames and
  * the transaction runner its workloads share, one {@link Workload} per {@link WorkloadConfig}, and, when one of them is
- * elastic, the {@link Arbiter} that shares the barrier's limit between them. The only door from the API package into
+ * elastic, the {@link Arbiter} that shares the barrier's limit between them, and the {@link BarrierClock} that runs
+ * their periodic work. The only door from the API package into
  * this one.
  */
 public final class Barrier {
@@ -36,16 +38,18 @@ public final class Barrier {
         var telemetry = new Telemetry(options.listeners(), options.clock(), log);
         var runner = new TransactionRunner(options.source(), telemetry, options.statementTimeouts(),
                 options.lockTimeouts());
-        var shared = new Admission.Shared(options.name(), new Frames(Nanos.of(options.leakThreshold()),
-                options.clock()), telemetry, options.rejections(),
-                Nanos.of(options.leakThreshold()), options.sharedLimit() > 0);
+        long leakThreshold = Nanos.of(options.leakThreshold());
+        var shared = new Admission.Shared(options.name(), new Frames(leakThreshold, options.clock()), telemetry,
+                options.rejections(), new Leaks(leakThreshold, telemetry), options.sharedLimit() > 0);
         var workloads = new ArrayList<WorkloadImpl>(configs.size());
         for (WorkloadConfig config : configs) {
             workloads.add(new WorkloadImpl(config, shared, runner));
         }
-        if (options.sharedLimit() > 0) {
-            var members = workloads.stream().map(WorkloadImpl::member).toList();
-            Arbiter.start(new Arbiter(options.sharedLimit(), members, telemetry.now()), telemetry.clock());
+        var ticking = workloads.stream().map(WorkloadImpl::controls).filter(Controls::ticks).toList();
+        if (!ticking.isEmpty()) {
+            var members = ticking.stream().map(Controls::member).filter(Objects::nonNull).toList();
+            var arbiter = members.isEmpty() ? null : new Arbiter(options.sharedLimit(), members, telemetry.now());
+            BarrierClock.start(new BarrierClock(options.name(), ticking, arbiter, telemetry.clock(), log));
         }
         return List.copyOf(workloads);
     }

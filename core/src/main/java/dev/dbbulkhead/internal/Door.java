@@ -15,7 +15,7 @@ import dev.dbbulkhead.QueuePolicy;
  * <p>A burst that the deadline absorbs is admitted whole. A door that keeps refusing is not looking at a burst but at
  * more demand than the workload serves: while, in the last {@value #OVERLOAD_MILLIS} ms, it has refused anyone or a
  * waiter has left unserved, a {@code DEADLINE} queue sheds newcomers whose expected wait exceeds a short queue delay
- * ({@link #targetNanos}: controlled delay, at the door), so that the callers it serves are fresh, its successes wait
+ * ({@link #sheddingTargetNanos}: a few permits coming back, 5 ms at least; controlled delay, at the door), so that the callers it serves are fresh, its successes wait
  * little and its refusals are told at once; and a {@code DEADLINE_NEWEST_FIRST} queue also serves the newest waiter
  * first. Nobody already admitted is refused for it, and an admitted caller keeps its whole wait: the target decides
  * who comes in, not how long those inside may wait.
@@ -71,18 +71,24 @@ final class Door {
     }
 
     /**
-     * The queue delay a newcomer is admitted for at {@code now} while the workload is overloaded; 0 when it is not (or
-     * the queue is the article's). Serves the newest first meanwhile, on a {@code DEADLINE_NEWEST_FIRST} queue.
+     * Whether the workload is overloaded at {@code now}: its door refused someone, or a waiter left unserved, within
+     * the last {@value #OVERLOAD_MILLIS} ms. Always false on the article's queue, which never sheds.
      */
-    long sheddingTargetNanos(int limit, long now) {
-        if (!deadline) {
-            return 0;
-        }
-        boolean overloaded = overloaded(now);
+    boolean overloaded(long now) {
+        long at = refusedAt;
+        return deadline && at != 0 && now - at < OVERLOAD_NANOS;
+    }
+
+    /** Serves the newest waiter first while {@code overloaded}, on a {@code DEADLINE_NEWEST_FIRST} queue. */
+    void serveNewestFirst(boolean overloaded) {
         if (newestFirst && permits.newestFirst() != overloaded) {
             permits.newestFirst(overloaded);
         }
-        return overloaded ? targetNanos(limit) : 0;
+    }
+
+    /** The queue delay a newcomer is admitted for while the workload is overloaded, under {@code limit}. */
+    long sheddingTargetNanos(int limit) {
+        return Math.max(TARGET_NANOS, TARGET_RELEASES * drain.meanNanos() / Math.max(1, limit));
     }
 
     /** A caller was refused at {@code now}, or left the queue unserved: the line is longer than the workload serves. */
@@ -90,15 +96,5 @@ final class Door {
         if (refusedAt != now) {
             refusedAt = now == 0 ? 1 : now;
         }
-    }
-
-    private boolean overloaded(long now) {
-        long at = refusedAt;
-        return at != 0 && now - at < OVERLOAD_NANOS;
-    }
-
-    /** The queue delay newcomers are admitted for under overload: a few permits coming back, 5 ms at least. */
-    private long targetNanos(int limit) {
-        return Math.max(TARGET_NANOS, TARGET_RELEASES * drain.meanNanos() / Math.max(1, limit));
     }
 }

@@ -135,10 +135,15 @@ final class GoodputLimit {
     private boolean exploring;
 
     GoodputLimit(int min, int max, RandomGenerator random) {
+        this(min, max, max, random);
+    }
+
+    /** Starting at {@code level} rather than at B: a state to start from, as a decision would leave it. */
+    GoodputLimit(int min, int max, int level, RandomGenerator random) {
         this.min = min;
         this.max = max;
         this.random = random;
-        this.level = max;
+        this.level = level;
     }
 
     /** The level L (between probes, the limit in force). */
@@ -297,14 +302,5 @@ final class GoodputLimit {
         backoff = 0;
         momentum = 0;
         exploring = explore;
-    }
-
-    /** Sets the level, as a decision would (tests: a state to start from). */
-    void forceForTest(int to) {
-        level = to;
-        phase = Phase.BEFORE;
-        pause = 0;
-        recent = 0;
-        startOver(false);
     }
 }

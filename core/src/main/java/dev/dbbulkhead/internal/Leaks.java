@@ -17,10 +17,16 @@ final class Leaks {
     private final Telemetry telemetry;
     private final Logger log;
 
+    /** @param thresholdNanos the threshold; 0: off, nothing is watched */
     Leaks(long thresholdNanos, Telemetry telemetry) {
         this.thresholdNanos = thresholdNanos;
         this.telemetry = telemetry;
         this.log = telemetry.log();
+    }
+
+    /** Whether leases are watched. */
+    boolean on() {
+        return thresholdNanos > 0;
     }
 
     /** Watches a lease of {@code workload} just acquired; the task holds the workload and the stack, never the lease. */

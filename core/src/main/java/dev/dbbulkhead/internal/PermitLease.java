@@ -5,9 +5,9 @@ import dev.dbbulkhead.Lease;
 import dev.dbbulkhead.Workload;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
-import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletionStage;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Both permits of one workload, owned by the thread that acquired them, and that caller's node in the permit queue
@@ -50,18 +50,10 @@ final class PermitLease extends Permits.Node implements Lease {
     /** As {@link #permitWaitNanos}. */
     private long grantedAt;
     private boolean overloaded;
-    /** What this operation may wait for an execution permit (set by {@link #budget}). */
-    private long allowedWaitNanos;
-    /** Its deadline, not its queue wait, sets {@link #allowedWaitNanos}. */
-    private boolean deadlineBinds;
-    /** Admission shortened its wait below what it allows ({@link #allow}): it leaves when it can no longer finish. */
-    private boolean leavesEarly;
-    /** A refusal predicted for this operation was overruled, to audit the prediction. */
-    boolean audited;
     /** Release began: if permits are still held, it was cut short (a stack overflow) and is finished later. */
     private boolean closing;
     /** Leak detection's watch, for a caller's lease when the barrier has a threshold; else null. */
-    Leaks.Watch watch;
+    @Nullable Leaks.Watch watch;
     /** {@link #closeWhenComplete}: 0 the owner releases, 1 the stage will, 2 the stage did. */
     private volatile int handedOff;
     private static final VarHandle HANDED_OFF;
@@ -107,52 +99,6 @@ final class PermitLease extends Permits.Node implements Lease {
     void granted(long permitWaitNanos, long now) {
         this.permitWaitNanos = permitWaitNanos;
         this.grantedAt = now;
-    }
-
-    /**
-     * Sets what this operation may wait at {@code now}: its queue wait ({@code null}: unbounded), or what is left of
-     * its deadline when that is shorter.
-     *
-     * @return how long ago the deadline passed (≥ 0), or -1 when it has not
-     */
-    long budget(Duration queueWait, long now) {
-        audited = false;
-        deadlineBinds = false;
-        leavesEarly = false;
-        long allowed = queueWait == null ? Long.MAX_VALUE : Nanos.of(queueWait);
-        if (deadline != null) {
-            long remaining = deadline.remainingNanos(now);
-            if (remaining <= 0) {
-                allowedWaitNanos = 0;
-                return Nanos.overdue(remaining);
-            }
-            if (remaining <= allowed) {
-                allowed = remaining;
-                deadlineBinds = true;
-            }
-        }
-        allowedWaitNanos = allowed;
-        return -1;
-    }
-
-    /** Admission lets this operation wait at most {@code nanos}: less than it allows, when its work needs the rest. */
-    void allow(long nanos) {
-        if (nanos < allowedWaitNanos) {
-            allowedWaitNanos = nanos;
-            leavesEarly = true;
-        }
-    }
-
-    boolean leavesEarly() {
-        return leavesEarly;
-    }
-
-    long allowedWaitNanos() {
-        return allowedWaitNanos;
-    }
-
-    boolean deadlineBinds() {
-        return deadlineBinds;
     }
 
     long grantedAt() {

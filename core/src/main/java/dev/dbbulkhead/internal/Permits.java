@@ -89,11 +89,11 @@ final class Permits extends Padded.StateWord {
     /** Grants and queued callers taken back because their thread left; written under lock. */
     private volatile long reclaimed;
     /**
-     * Set by a caller's failure handler together with {@link Node#abandoned} (field writes, nothing that can fail):
-     * some node may have been left anywhere in the queue, so the next locked operation, or the next caller refused
-     * for want of a slot, sweeps the whole queue instead of only its head.
+     * Set with {@link Node#abandoned} by {@link #leave} (field writes, nothing that can fail): some node may have been
+     * left anywhere in the queue, so the next locked operation, or the next caller refused for want of a slot, sweeps
+     * the whole queue instead of only its head.
      */
-    public volatile boolean leaving;
+    volatile boolean leaving;
 
     /**
      * One caller's claim, created before it takes anything and used by its thread only, but for the fields the lock
@@ -358,6 +358,16 @@ final class Permits extends Padded.StateWord {
         } finally {
             locked = 0; // failure model, rule 2
         }
+    }
+
+    /**
+     * Says that {@code node}'s owner leaves without settling it, from a failure handler (a stack overflow, an error
+     * from a listener): two field writes and nothing that can fail, so that whoever finds the node settles it, even
+     * when the {@link #abandon} that follows fails too. Small enough for the compiler to inline into the handler.
+     */
+    void leave(Node node) {
+        node.abandoned = true;
+        leaving = true;
     }
 
     /**

@@ -76,9 +76,9 @@ final class WorkloadImpl implements Workload {
         return admission.admit(null, deadline, true);
     }
 
-    /** This workload's place under the barrier's arbiter, or null. */
-    Arbiter.Member member() {
-        return admission.member();
+    /** What this workload predicts, learns and is allowed. */
+    Controls controls() {
+        return admission.controls();
     }
 
     @Override

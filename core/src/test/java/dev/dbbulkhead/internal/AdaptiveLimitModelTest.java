@@ -38,7 +38,7 @@ class AdaptiveLimitModelTest {
         final List<Permits.Node> nodes = new ArrayList<>();
         final java.util.ArrayDeque<Integer> freeNodes = new java.util.ArrayDeque<>();
         long now = 1;
-        long nextTick = AdaptiveLimit.tickNanos();
+        long nextTick = BarrierClock.TICK_MILLIS * MS;
         int capacity;
         double serviceMs;
         double overheadMs;
@@ -60,7 +60,7 @@ class AdaptiveLimitModelTest {
             this.serviceMs = serviceMs;
             this.overheadMs = overheadMs;
             this.random = new Random(seed);
-            this.limit = new AdaptiveLimit(permits, permits::limit, 1, max, 0, now, seed, (from, to, cause, latency) ->
+            this.limit = new AdaptiveLimit(permits, 1, max, 0, now, seed, (from, to, cause, latency) ->
                     changes.add(now / MS + " ms: " + from + " -> " + to + " (" + cause + ")"));
         }
 
@@ -72,8 +72,11 @@ class AdaptiveLimitModelTest {
                 long next = inflight.isEmpty() ? Long.MAX_VALUE : inflight.peek()[0];
                 if (nextTick <= next) {
                     now = nextTick;
-                    nextTick += AdaptiveLimit.tickNanos();
+                    nextTick += BarrierClock.TICK_MILLIS * MS;
                     limit.tick(now);
+                    if (limit.wanted() != permits.limit()) {
+                        permits.limit(limit.wanted()); // what the workload's controls apply after the tick
+                    }
                     continue;
                 }
                 long[] op = inflight.poll();

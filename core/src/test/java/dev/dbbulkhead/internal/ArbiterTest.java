@@ -22,14 +22,26 @@ import org.junit.jupiter.api.Test;
 @Tag("no-db")
 class ArbiterTest {
     private static final long MS = 1_000_000;
-    private static final int TICKS_PER_WINDOW = (int) (Arbiter.WINDOW_MILLIS / Arbiter.TICK_MILLIS);
+    private static final int TICKS_PER_WINDOW = (int) (Arbiter.WINDOW_MILLIS / BarrierClock.TICK_MILLIS);
 
-    /** A workload under the arbiter whose cap goes straight to its permits (no adaptive level). */
+    /** A workload under the arbiter whose cap is its limit (no adaptive level). */
     private static Arbiter.Member member(int concurrent, int extraSlots, boolean elastic) {
-        var permits = new Permits(concurrent, extraSlots);
-        var m = new Arbiter.Member(permits, elastic);
-        m.onCap(() -> permits.limit(m.cap));
-        return m;
+        return new Arbiter.Member(new Permits(concurrent, extraSlots), elastic);
+    }
+
+    /** A tick of the barrier's clock: the share-out, then each workload's limit set to its cap. */
+    private static void tick(Arbiter arbiter, long now, Arbiter.Member... members) {
+        arbiter.tick(now);
+        apply(members);
+    }
+
+    /** What each workload's controls do after the share-out, when the workload has no adaptive level. */
+    private static void apply(Arbiter.Member... members) {
+        for (Arbiter.Member m : members) {
+            if (m.cap != m.permits.limit()) {
+                m.permits.limit(m.cap);
+            }
+        }
     }
 
     @ParameterizedTest(name = "virtual threads: {0}")
@@ -39,6 +51,7 @@ class ArbiterTest {
         var regular = member(5, 50, false);
         var elastic = member(6, 50, true);
         var arbiter = new Arbiter(shared, List.of(regular, elastic), 0);
+        apply(regular, elastic);
         var inFlight = new AtomicInteger();
         var most = new AtomicInteger();
         var stop = new AtomicBoolean();
@@ -74,8 +87,8 @@ class ArbiterTest {
         long end = System.nanoTime() + 2_000 * MS;
         int ticks = 0;
         while (System.nanoTime() < end) {
-            now += Arbiter.TICK_MILLIS * MS; // as if a tick's time passed: windows end, congestion comes and goes
-            arbiter.tick(now);
+            now += BarrierClock.TICK_MILLIS * MS; // as if a tick's time passed: windows end, congestion comes and goes
+            tick(arbiter, now, regular, elastic);
             ticks++;
             if (ticks % 7 == 0) {
                 LockSupport.parkNanos(50_000);
@@ -97,6 +110,7 @@ class ArbiterTest {
         var regular = member(6, 20, false);
         var elastic = member(6, 20, true);
         var arbiter = new Arbiter(8, List.of(regular, elastic), 0);
+        apply(regular, elastic);
         assertThat(elastic.permits.limit()).as("elastic starts at its floor").isEqualTo(1);
         // Elastic alone, using all it gets: one more per window, up to what the regular demand leaves (8 - 2).
         var held = new ArrayList<Permits.Node>();
@@ -110,8 +124,8 @@ class ArbiterTest {
                 held.add(node);
             }
             for (int tick = 0; tick < TICKS_PER_WINDOW; tick++) {
-                now += Arbiter.TICK_MILLIS * MS;
-                arbiter.tick(now);
+                now += BarrierClock.TICK_MILLIS * MS;
+                tick(arbiter, now, regular, elastic);
             }
         }
         assertThat(elastic.permits.limit()).as("grown into the room the regular demand leaves").isEqualTo(6);
@@ -128,14 +142,14 @@ class ArbiterTest {
         var queued = new Permits.Node(Thread.currentThread());
         assertThat(Waits.enterAndQueue(regular.permits, queued)).isEqualTo(Permits.Entry.MUST_WAIT);
         for (int tick = 0; tick < TICKS_PER_WINDOW; tick++) { // a window with a regular caller waiting
-            now += Arbiter.TICK_MILLIS * MS;
-            arbiter.tick(now);
+            now += BarrierClock.TICK_MILLIS * MS;
+            tick(arbiter, now, regular, elastic);
         }
         assertThat(arbiter.congested()).isTrue();
         assertThat(elastic.permits.limit()).as("the elastic allowance halved").isEqualTo(3);
         for (int tick = 0; tick < 4 * TICKS_PER_WINDOW; tick++) {
-            now += Arbiter.TICK_MILLIS * MS;
-            arbiter.tick(now);
+            now += BarrierClock.TICK_MILLIS * MS;
+            tick(arbiter, now, regular, elastic);
             if (!held.isEmpty()) {
                 elastic.permits.exit(held.removeLast()); // elastic work finishing
             }

@@ -49,8 +49,7 @@ class GoodputLimitTest {
 
     @Test
     void goesUpWhereMoreInFlightCompleteMore() {
-        var rule = rule(16);
-        rule.forceForTest(2);
+        var rule = new GoodputLimit(1, 16, 2, new SplittableRandom(1));
         run(rule, 200, n -> 100.0 * Math.min(n, 12));
         assertThat(rule.level()).isBetween(12, 14);
     }
@@ -67,8 +66,7 @@ class GoodputLimitTest {
     @Test
     void noisyProbesAreAveragedBeforeAMove() {
         var noise = new SplittableRandom(7);
-        var rule = rule(16);
-        rule.forceForTest(8);
+        var rule = new GoodputLimit(1, 16, 8, new SplittableRandom(1));
         // Flat beyond 8, 6 % noise per window: no single probe decides, and the level stays on the flat part.
         int[] limits = run(rule, 400, n -> 100.0 * Math.min(n, 8) * (1 + 0.06 * noise.nextGaussian()));
         for (int i = 200; i < limits.length; i++) {
@@ -98,8 +96,7 @@ class GoodputLimitTest {
 
     @Test
     void stuckHoldersRaiseItByOneAndAnUnusedLimitTeachesNothing() {
-        var rule = rule(16);
-        rule.forceForTest(4);
+        var rule = new GoodputLimit(1, 16, 4, new SplittableRandom(1));
         assertThat(rule.next(new GoodputLimit.Window(4, 0, 0, 0, 0, true), 0).limit()).isEqualTo(5);
         for (int i = 0; i < 50; i++) {
             assertThat(rule.next(new GoodputLimit.Window(5, 100, 500, 10 * MS, 0, false), 0).limit())

@@ -1,0 +1,157 @@
+package dev.dbbulkhead.internal;
+
+import dev.dbbulkhead.Priority;
+import dev.dbbulkhead.Workload;
+import dev.dbbulkhead.WorkloadConfig;
+import java.util.concurrent.ThreadLocalRandom;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The {@link Controls} of a workload that predicts, adapts or shares a limit under priorities: each part present only
+ * when its setting asks for it, chosen once here. Thread-safe: callers' threads ask and tell; {@link #tick} and
+ * {@link #apply} run on the barrier's clock, one at a time.
+ */
+final class Steering implements Controls {
+    private final Workload workload;
+    private final Permits permits;
+    /** How the permits come back: when the workload predicts or adapts. */
+    private final @Nullable Drain drain;
+    /** When the workload predicts. */
+    private final @Nullable Door door;
+    /** The fraction of predicted refusals admitted anyway, to measure false refusals; 0: none. */
+    private final double audit;
+    /** When the workload's limit adapts. */
+    private final @Nullable AdaptiveLimit adaptive;
+    /** When the barrier shares its limit between priorities. */
+    private final Arbiter.@Nullable Member member;
+    /** The barrier's clock, which its scheduled task holds weakly: alive as long as one of its workloads is. */
+    @SuppressWarnings({"unused", "FieldCanBeLocal"})
+    private @Nullable BarrierClock clock;
+
+    Steering(Workload workload, WorkloadConfig config, Permits permits, Telemetry telemetry, boolean arbitrated) {
+        this.workload = workload;
+        this.permits = permits;
+        this.audit = config.predictionAudit();
+        this.member = arbitrated ? new Arbiter.Member(permits, config.priority() == Priority.ELASTIC) : null;
+        this.adaptive = !config.adaptive() ? null : new AdaptiveLimit(permits, config.adaptiveLimitMin(),
+                config.concurrent(), config.adaptiveLatencyTarget().map(Nanos::of).orElse(0L), telemetry.now(),
+                ThreadLocalRandom.current().nextLong(), (from, to, cause, latency) -> telemetry.limitChanged(workload,
+                        from, to, cause, latency));
+        this.drain = config.predictiveRejection() || adaptive != null ? new Drain() : null;
+        this.door = config.predictiveRejection() && drain != null ? new Door(drain, permits, config.queue()) : null;
+    }
+
+    @Override
+    public boolean active() {
+        return true;
+    }
+
+    @Override
+    public Verdict admit(Verdict.Admit wait, long now) {
+        if (adaptive != null && wait.deadlineBinds()) {
+            adaptive.budget(wait.waitNanos());
+        }
+        if (door == null) {
+            return wait;
+        }
+        int limit = predictionLimit();
+        long expected = door.expectedWaitNanos(limit, now);
+        if (expected == 0) {
+            return wait; // a permit is free
+        }
+        Verdict.Admit allowed = wait.atMost(door.waitNanos(wait.waitNanos(), wait.deadlineBinds()));
+        if (expected > allowed.waitNanos() && door.unlikelyToStart(limit, allowed.waitNanos(), now)) {
+            if (audit > 0 && ThreadLocalRandom.current().nextDouble() < audit) {
+                return allowed.overruled();
+            }
+            door.refused(now);
+            return new Verdict.WouldTimeOut(expected, allowed.waitNanos());
+        }
+        boolean overloaded = door.overloaded(now);
+        door.serveNewestFirst(overloaded);
+        long target = overloaded ? door.sheddingTargetNanos(limit) : 0;
+        if (target > 0 && expected > target) {
+            door.refused(now);
+            return new Verdict.Shed(expected, target, allowed.waitNanos());
+        }
+        return allowed;
+    }
+
+    @Override
+    public void granted(long now) {
+        if (drain != null) {
+            drain.granted(now);
+        }
+    }
+
+    @Override
+    public void refused(long now) {
+        if (door != null) {
+            door.refused(now);
+        }
+    }
+
+    @Override
+    public void released(long heldNanos, long callNanos, boolean inTime, boolean overloaded, long now) {
+        if (member != null) {
+            member.held(heldNanos);
+        }
+        if (drain != null) {
+            drain.record(heldNanos, now);
+        }
+        if (adaptive != null) {
+            adaptive.sample(heldNanos, callNanos, inTime, overloaded);
+        }
+    }
+
+    @Override
+    public long expectedWaitNanos(long now) {
+        return door == null ? 0 : door.expectedWaitNanos(predictionLimit(), now);
+    }
+
+    @Override
+    public long recentHoldNanos() {
+        return drain == null ? 0 : drain.meanNanos();
+    }
+
+    private int predictionLimit() {
+        return adaptive == null ? permits.limit() : adaptive.predictionLimit();
+    }
+
+    @Override
+    public Arbiter.@Nullable Member member() {
+        return member;
+    }
+
+    @Override
+    public boolean ticks() {
+        return adaptive != null || member != null;
+    }
+
+    @Override
+    public void tick(long now) {
+        if (adaptive != null) {
+            adaptive.tick(now);
+        }
+    }
+
+    /** The limit in force: the adaptive limit's (or B), at most what the barrier's arbiter allows. */
+    @Override
+    public void apply() {
+        int level = adaptive == null ? permits.concurrent() : adaptive.wanted();
+        int limit = member == null ? level : Math.min(level, member.cap);
+        if (limit != permits.limit()) {
+            permits.limit(limit);
+        }
+    }
+
+    @Override
+    public void keep(BarrierClock clock) {
+        this.clock = clock;
+    }
+
+    @Override
+    public String toString() {
+        return "the controls of workload '" + workload.name() + "'";
+    }
+}
