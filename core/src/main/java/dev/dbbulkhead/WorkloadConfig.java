@@ -2,8 +2,8 @@ package dev.dbbulkhead;
 
 import dev.dbbulkhead.internal.Preconditions;
 import java.time.Duration;
-import java.util.Objects;
 import java.util.Optional;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Every setting of one workload, checked once: its budget (B, Q) and how it admits. Built by {@link #builder(String)},
@@ -18,27 +18,58 @@ import java.util.Optional;
  *
  * <p>Immutable and thread-safe.
  */
-public final class WorkloadConfig {
-    private final String name;
-    private final int concurrent;
-    private final int extraSlots;
-    private final QueuePolicy queue;
-    private final Priority priority;
-    private final boolean predictiveRejection;
-    private final double predictionAudit;
-    private final int adaptiveLimitMin;
-    private final Duration adaptiveLatencyTarget;
+public record WorkloadConfig(
+        String name,
+        int concurrent,
+        int extraSlots,
+        QueuePolicy queue,
+        Priority priority,
+        boolean predictiveRejection,
+        double predictionAudit,
+        int adaptiveLimitMin,
+        Optional<Duration> adaptiveLatencyTarget) {
 
-    private WorkloadConfig(Builder b) {
-        this.name = b.name;
-        this.concurrent = b.concurrent;
-        this.extraSlots = b.extraSlots;
-        this.queue = b.queue;
-        this.priority = b.priority;
-        this.predictiveRejection = b.predictiveRejection;
-        this.predictionAudit = b.predictionAudit;
-        this.adaptiveLimitMin = b.adaptiveLimitMin;
-        this.adaptiveLatencyTarget = b.adaptiveLatencyTarget;
+    /**
+     * Every setting, checked together; prefer {@link #builder(String)}, which reads better and has the defaults.
+     *
+     * @param name the workload's name, unique in its barrier
+     * @param concurrent B: how many of its operations may hold a connection at once, at least 1
+     * @param extraSlots Q: how many more may be admitted to wait for an execution permit, beyond the limit in force
+     * @param queue how the queue admits and serves waiting callers ({@link Builder#queue})
+     * @param priority how the workload shares the database with the barrier's others ({@link Builder#priority})
+     * @param predictiveRejection whether a caller that almost surely cannot start within what it may wait is refused
+     *     at once ({@link Builder#predictiveRejection}); always true for a {@code DEADLINE} queue
+     * @param predictionAudit the share of predicted refusals admitted anyway, to audit them ({@link
+     *     Builder#predictionAudit}); 0: none
+     * @param adaptiveLimitMin the adaptive limit's minimum ({@link Builder#adaptiveLimitMin}); 0 for a fixed limit B
+     * @param adaptiveLatencyTarget the adaptive limit's latency target ({@link Builder#adaptiveLatencyTarget}); empty:
+     *     half of what the callers' deadlines allow
+     * @throws InvalidSettingException naming the workload, the {@link Setting} and the value, for the first setting
+     *     refused
+     */
+    public WorkloadConfig {
+        var check = new Check(name);
+        check.that(concurrent >= 1, Setting.CONCURRENT, concurrent, "must be >= 1");
+        check.that(extraSlots >= 0, Setting.EXTRA_SLOTS, extraSlots, "must be >= 0");
+        check.that((long) concurrent + extraSlots <= Integer.MAX_VALUE, Setting.EXTRA_SLOTS, extraSlots,
+                "must fit in an int together with concurrent: " + concurrent + " + " + extraSlots + " = "
+                        + ((long) concurrent + extraSlots));
+        check.that(queue != null, Setting.QUEUE, queue, "must not be null");
+        check.that(priority != null, Setting.PRIORITY, priority, "must not be null");
+        predictiveRejection |= queue != QueuePolicy.FIFO;
+        check.that(predictionAudit >= 0 && predictionAudit <= 1, Setting.PREDICTION_AUDIT, predictionAudit,
+                "must be between 0 and 1");
+        check.that(predictionAudit == 0 || predictiveRejection, Setting.PREDICTION_AUDIT, predictionAudit,
+                "needs predictiveRejection (or a DEADLINE queue) on the workload");
+        check.that(adaptiveLimitMin >= 0, Setting.ADAPTIVE_LIMIT_MIN, adaptiveLimitMin, "must be >= 0 (0: a fixed limit)");
+        check.that(adaptiveLimitMin <= concurrent, Setting.ADAPTIVE_LIMIT_MIN, adaptiveLimitMin,
+                "must be <= concurrent " + concurrent);
+        check.that(adaptiveLatencyTarget != null, Setting.ADAPTIVE_LATENCY_TARGET, adaptiveLatencyTarget,
+                "must not be null (empty: none)");
+        Duration target = adaptiveLatencyTarget.orElse(null);
+        check.that(target == null || target.isPositive(), Setting.ADAPTIVE_LATENCY_TARGET, target, "must be > 0");
+        check.that(target == null || adaptiveLimitMin > 0, Setting.ADAPTIVE_LATENCY_TARGET, target,
+                "needs adaptiveLimitMin (the adaptive limit it is the target of)");
     }
 
     /** A builder for the workload called {@code name}. */
@@ -75,51 +106,8 @@ public final class WorkloadConfig {
         b.predictiveRejection = predictiveRejection;
         b.predictionAudit = predictionAudit;
         b.adaptiveLimitMin = adaptiveLimitMin;
-        b.adaptiveLatencyTarget = adaptiveLatencyTarget;
+        b.adaptiveLatencyTarget = adaptiveLatencyTarget.orElse(null);
         return b;
-    }
-
-    /** The workload's name, unique in its barrier. */
-    public String name() {
-        return name;
-    }
-
-    /** B: how many of its operations may hold a connection at once. */
-    public int concurrent() {
-        return concurrent;
-    }
-
-    /** Q: how many more may be admitted to wait for an execution permit, beyond the limit in force. */
-    public int extraSlots() {
-        return extraSlots;
-    }
-
-    /** How the queue admits and serves waiting callers; {@link QueuePolicy#FIFO} by default. */
-    public QueuePolicy queue() {
-        return queue;
-    }
-
-    /** How the workload shares the database with the barrier's others; {@link Priority#REGULAR} by default. */
-    public Priority priority() {
-        return priority;
-    }
-
-    /**
-     * Whether a caller that almost surely cannot start within what it may wait is refused at once: set, or a DEADLINE
-     * queue.
-     */
-    public boolean predictiveRejection() {
-        return predictiveRejection || queue != QueuePolicy.FIFO;
-    }
-
-    /** The share of predicted refusals admitted anyway, to audit them; 0: none. */
-    public double predictionAudit() {
-        return predictionAudit;
-    }
-
-    /** The adaptive limit's minimum; 0 for a fixed limit B. */
-    public int adaptiveLimitMin() {
-        return adaptiveLimitMin;
     }
 
     /** Whether the limit adapts (between {@link #adaptiveLimitMin()} and B). */
@@ -127,40 +115,26 @@ public final class WorkloadConfig {
         return adaptiveLimitMin > 0;
     }
 
-    /** The adaptive limit's latency target; empty: half of what the callers' deadlines allow. */
-    public Optional<Duration> adaptiveLatencyTarget() {
-        return Optional.ofNullable(adaptiveLatencyTarget);
-    }
+    /** Throws the first refusal, naming the workload, the setting and the value. */
+    private record Check(String workload) {
+        Check {
+            if (Preconditions.notNull(workload, "workload name").isBlank()) {
+                throw new InvalidSettingException(null, Setting.WORKLOAD_NAME, "'" + workload + "'",
+                        "must not be blank");
+            }
+        }
 
-    @Override
-    public boolean equals(Object o) {
-        return o instanceof WorkloadConfig c && c.name.equals(name) && c.concurrent == concurrent
-                && c.extraSlots == extraSlots && c.queue == queue && c.priority == priority
-                && c.predictiveRejection == predictiveRejection
-                && c.predictionAudit == predictionAudit && c.adaptiveLimitMin == adaptiveLimitMin
-                && Objects.equals(c.adaptiveLatencyTarget, adaptiveLatencyTarget);
-    }
-
-    @Override
-    public int hashCode() {
-        return Objects.hash(name, concurrent, extraSlots, queue, priority, predictiveRejection, predictionAudit, adaptiveLimitMin,
-                adaptiveLatencyTarget);
-    }
-
-    @Override
-    public String toString() {
-        return "WorkloadConfig[" + name + ": concurrent=" + concurrent + ", extraSlots=" + extraSlots
-                + (queue != QueuePolicy.FIFO ? ", queue=" + queue : "")
-                + (priority != Priority.REGULAR ? ", priority=" + priority : "")
-                + (predictiveRejection ? ", predictiveRejection" + (predictionAudit > 0 ? " (audit "
-                        + predictionAudit + ")" : "") : "")
-                + (adaptive() ? ", adaptiveLimitMin=" + adaptiveLimitMin : "")
-                + (adaptiveLatencyTarget != null ? ", adaptiveLatencyTarget=" + adaptiveLatencyTarget : "") + "]";
+        void that(boolean holds, Setting setting, @Nullable Object value, String rule) {
+            if (!holds) {
+                throw new InvalidSettingException(workload, setting, value, rule);
+            }
+        }
     }
 
     /**
      * Builds a {@link WorkloadConfig}. {@link #concurrent(int)} is required; everything else has the article's
-     * default (Q = 0, a fixed limit, no prediction). Not thread-safe.
+     * default (Q = 0, a fixed limit, no prediction). The settings are checked by {@link #build()}, in the record's
+     * constructor, the one place each rule is written. Not thread-safe.
      */
     public static final class Builder {
         private final String name;
@@ -171,30 +145,27 @@ public final class WorkloadConfig {
         private boolean predictiveRejection;
         private double predictionAudit;
         private int adaptiveLimitMin;
-        private Duration adaptiveLatencyTarget;
+        private @Nullable Duration adaptiveLatencyTarget;
 
         private Builder(String name) {
-            if (Preconditions.notNull(name, "workload name").isBlank()) {
-                throw new InvalidSettingException(null, Setting.WORKLOAD_NAME, "'" + name + "'", "must not be blank");
-            }
-            this.name = name;
+            this.name = new Check(name).workload();
         }
 
         /** B, at least 1. Required. */
         public Builder concurrent(int concurrent) {
-            this.concurrent = check(concurrent >= 1, Setting.CONCURRENT, concurrent, "must be >= 1");
+            this.concurrent = concurrent;
             return this;
         }
 
         /** Q, at least 0; default 0. */
         public Builder extraSlots(int extraSlots) {
-            this.extraSlots = check(extraSlots >= 0, Setting.EXTRA_SLOTS, extraSlots, "must be >= 0");
+            this.extraSlots = extraSlots;
             return this;
         }
 
         /** How the queue admits and serves waiting callers; default {@link QueuePolicy#FIFO}, the article's. */
         public Builder queue(QueuePolicy queue) {
-            this.queue = check(queue != null, Setting.QUEUE, queue, "must not be null");
+            this.queue = queue;
             return this;
         }
 
@@ -204,7 +175,7 @@ public final class WorkloadConfig {
          * congestion, at least one permit).
          */
         public Builder priority(Priority priority) {
-            this.priority = check(priority != null, Setting.PRIORITY, priority, "must not be null");
+            this.priority = priority;
             return this;
         }
 
@@ -227,8 +198,7 @@ public final class WorkloadConfig {
          * ({@link BulkheadListener#onPredictionAudited}). Needs {@link #predictiveRejection}. Default 0: none.
          */
         public Builder predictionAudit(double fraction) {
-            this.predictionAudit = check(fraction >= 0 && fraction <= 1, Setting.PREDICTION_AUDIT, fraction,
-                    "must be between 0 and 1");
+            this.predictionAudit = fraction;
             return this;
         }
 
@@ -240,7 +210,8 @@ public final class WorkloadConfig {
          * it: {@code docs/sizing.md}.
          */
         public Builder adaptiveLimitMin(int min) {
-            this.adaptiveLimitMin = check(min >= 1, Setting.ADAPTIVE_LIMIT_MIN, min, "must be >= 1");
+            new Check(name).that(min >= 1, Setting.ADAPTIVE_LIMIT_MIN, min, "must be >= 1");
+            this.adaptiveLimitMin = min;
             return this;
         }
 
@@ -250,31 +221,14 @@ public final class WorkloadConfig {
          * {@link #adaptiveLimitMin}.
          */
         public Builder adaptiveLatencyTarget(Duration target) {
-            this.adaptiveLatencyTarget = check(target != null && !target.isNegative() && !target.isZero(),
-                    Setting.ADAPTIVE_LATENCY_TARGET, target, "must be > 0");
+            this.adaptiveLatencyTarget = target;
             return this;
         }
 
         /** The settings, checked together. */
         public WorkloadConfig build() {
-            check(concurrent >= 1, Setting.CONCURRENT, concurrent, "must be >= 1");
-            check((long) concurrent + extraSlots <= Integer.MAX_VALUE, Setting.EXTRA_SLOTS, extraSlots,
-                    "must fit in an int together with concurrent: " + concurrent + " + " + extraSlots + " = "
-                            + ((long) concurrent + extraSlots));
-            check(predictionAudit == 0 || predictiveRejection || queue != QueuePolicy.FIFO, Setting.PREDICTION_AUDIT,
-                    predictionAudit, "needs predictiveRejection (or a DEADLINE queue) on the workload");
-            check(adaptiveLimitMin <= concurrent, Setting.ADAPTIVE_LIMIT_MIN, adaptiveLimitMin,
-                    "must be <= concurrent " + concurrent);
-            check(adaptiveLatencyTarget == null || adaptiveLimitMin > 0, Setting.ADAPTIVE_LATENCY_TARGET,
-                    adaptiveLatencyTarget, "needs adaptiveLimitMin (the adaptive limit it is the target of)");
-            return new WorkloadConfig(this);
-        }
-
-        private <V> V check(boolean holds, Setting setting, V value, String rule) {
-            if (!holds) {
-                throw new InvalidSettingException(name, setting, value, rule);
-            }
-            return value;
+            return new WorkloadConfig(name, concurrent, extraSlots, queue, priority, predictiveRejection,
+                    predictionAudit, adaptiveLimitMin, Optional.ofNullable(adaptiveLatencyTarget));
         }
     }
 }
