@@ -6,7 +6,8 @@
 module dev.dbbulkhead {
     requires transitive java.sql;
     requires jdk.jfr;
-    requires static org.jspecify;
+    requires static com.google.errorprone.annotations; // @GuardedBy, for the compiler
+    requires static transitive org.jspecify; // the API's @Nullable, for tools; nothing at run time
 
     exports dev.dbbulkhead;
 }

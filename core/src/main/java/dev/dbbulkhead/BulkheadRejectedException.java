@@ -3,6 +3,7 @@ package dev.dbbulkhead;
 import dev.dbbulkhead.internal.Snapshot;
 import java.time.Duration;
 import java.util.concurrent.RejectedExecutionException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The barrier refused an operation before its work could commit anything: no connection was taken, or (a deadline
@@ -31,7 +32,7 @@ public abstract sealed class BulkheadRejectedException extends RejectedExecution
     private final long allowedWaitNanos;
     /** False while Throwable's constructor runs, so that the stack trace is captured only when asked for. */
     private final transient boolean constructed;
-    private transient String message;
+    private transient @Nullable String message;
 
     BulkheadRejectedException(Snapshot state, boolean stackTrace) {
         super((String) null);
@@ -79,6 +80,7 @@ public abstract sealed class BulkheadRejectedException extends RejectedExecution
      * monitor per rejection was a tenth of its cost.
      */
     @Override
+    @SuppressWarnings("UnsynchronizedOverridesSynchronized") // deliberately, as said above
     public Throwable fillInStackTrace() {
         return constructed ? super.fillInStackTrace() : this;
     }

@@ -1,6 +1,7 @@
 package dev.dbbulkhead;
 
 import java.sql.SQLException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The write may have taken effect although the transaction did not end normally: {@code commit()} failed
@@ -20,7 +21,7 @@ public final class CommitOutcomeUnknownException extends SQLException {
     }
 
     /** With a cause that is not an {@link SQLException} (e.g. an {@link Error} while cleaning up). */
-    public CommitOutcomeUnknownException(String message, Throwable cause, boolean commitAcknowledged) {
+    public CommitOutcomeUnknownException(String message, @Nullable Throwable cause, boolean commitAcknowledged) {
         super(message, cause instanceof SQLException e ? e.getSQLState() : null,
                 cause instanceof SQLException e ? e.getErrorCode() : 0, cause);
         this.commitAcknowledged = commitAcknowledged;

@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.LongSupplier;
 import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Admission control in front of a JDBC connection pool: bounds how many operations run against the database
@@ -206,8 +207,8 @@ public final class DbBulkhead {
         private boolean statementTimeouts = true;
         private boolean lockTimeouts;
         private boolean rejectionStackTraces;
-        private Duration hintQueueWait;
-        private Duration hintHoldTime;
+        private @Nullable Duration hintQueueWait;
+        private @Nullable Duration hintHoldTime;
         private Duration leakThreshold = Duration.ZERO;
 
         private Builder(DataSource source) {
@@ -338,7 +339,7 @@ public final class DbBulkhead {
             return new DbBulkhead(validated(true));
         }
 
-        private static <V> V check(boolean holds, Setting setting, V value, String rule) {
+        private static <V extends @Nullable Object> V check(boolean holds, Setting setting, V value, String rule) {
             if (!holds) {
                 throw new InvalidSettingException(null, setting, value, rule);
             }
@@ -351,8 +352,8 @@ public final class DbBulkhead {
                 throw new IllegalStateException("db-bulkhead '" + name + "': declare at least one workload");
             }
             checkPoolSize(strict);
-            if (hintQueueWait != null) {
-                warnUselessExtraSlots();
+            if (hintQueueWait != null && hintHoldTime != null) {
+                warnUselessExtraSlots(hintQueueWait, hintHoldTime);
             }
             return this;
         }
@@ -425,9 +426,9 @@ public final class DbBulkhead {
             return limit;
         }
 
-        private void warnUselessExtraSlots() {
+        private void warnUselessExtraSlots(Duration queueWait, Duration holdTime) {
             for (var w : workloads.values()) {
-                long useful = Sizing.usefulExtraSlots(w.concurrent(), hintQueueWait, hintHoldTime);
+                long useful = Sizing.usefulExtraSlots(w.concurrent(), queueWait, holdTime);
                 if (w.extraSlots() > useful) {
                     LOG.log(Level.WARNING, "db-bulkhead ''{0}'', workload ''{1}'': extraSlots={2} but only about {3} "
                                     + "queued callers can be served within {4} at {5} per operation with "

@@ -1,6 +1,7 @@
 package dev.dbbulkhead;
 
 import dev.dbbulkhead.internal.Snapshot;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The operation's {@link Deadline} passed: before admission, during the wait for an execution permit, while the
@@ -36,7 +37,7 @@ public final class DeadlineExceededException extends BulkheadRejectedException {
     private final Stage stage;
     private final long overdueNanos;
 
-    DeadlineExceededException(Snapshot state, Stage stage, long overdueNanos, Throwable cause, boolean stackTrace) {
+    DeadlineExceededException(Snapshot state, Stage stage, long overdueNanos, @Nullable Throwable cause, boolean stackTrace) {
         super(state, stackTrace);
         this.stage = stage;
         this.overdueNanos = overdueNanos;

@@ -1,6 +1,7 @@
 package dev.dbbulkhead;
 
 import java.util.Optional;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A setting that cannot work, refused by {@link WorkloadConfig.Builder} or {@link DbBulkhead.Builder}: the message
@@ -9,12 +10,12 @@ import java.util.Optional;
  * Spring Boot starter names the property and where it was set).
  */
 public final class InvalidSettingException extends IllegalArgumentException {
-    private final String workload;
+    private final @Nullable String workload;
     private final Setting setting;
-    private final transient Object value;
+    private final transient @Nullable Object value;
     private final String rule;
 
-    InvalidSettingException(String workload, Setting setting, Object value, String rule) {
+    InvalidSettingException(@Nullable String workload, Setting setting, @Nullable Object value, String rule) {
         super((workload == null ? "" : "workload '" + workload + "': ") + setting + " " + rule + ", was " + value);
         this.workload = workload;
         this.setting = setting;
@@ -38,7 +39,7 @@ public final class InvalidSettingException extends IllegalArgumentException {
     }
 
     /** The value refused. */
-    public Object value() {
+    public @Nullable Object value() {
         return value;
     }
 }

@@ -4,6 +4,7 @@ import dev.dbbulkhead.DeadlineExceededException.Stage;
 import dev.dbbulkhead.internal.Rejections;
 import dev.dbbulkhead.internal.Snapshot;
 import java.sql.SQLException;
+import org.jspecify.annotations.Nullable;
 
 /** The rejections of one barrier, made where their constructors are visible; with or without stack traces. */
 final class RejectionFactory implements Rejections {
@@ -35,7 +36,7 @@ final class RejectionFactory implements Rejections {
 
     @Override
     public BulkheadRejectedException deadlineExceeded(Snapshot state, Stage stage, long overdueNanos,
-            SQLException cause) {
+            @Nullable SQLException cause) {
         return new DeadlineExceededException(state, stage, overdueNanos, cause, stackTraces);
     }
 }

@@ -3,6 +3,7 @@ package dev.dbbulkhead;
 import dev.dbbulkhead.internal.Preconditions;
 import java.sql.Connection;
 import java.time.Duration;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Per-transaction settings beyond the article's queue wait: a {@link Deadline}, read-only, and an isolation
@@ -32,12 +33,12 @@ public final class TransactionOptions {
         }
     }
 
-    private final Duration queueWait;
-    private final Deadline deadline;
+    private final @Nullable Duration queueWait;
+    private final @Nullable Deadline deadline;
     private final boolean readOnly;
-    private final Isolation isolation;
+    private final @Nullable Isolation isolation;
 
-    private TransactionOptions(Duration queueWait, Deadline deadline, boolean readOnly, Isolation isolation) {
+    private TransactionOptions(@Nullable Duration queueWait, @Nullable Deadline deadline, boolean readOnly, @Nullable Isolation isolation) {
         this.queueWait = queueWait;
         this.deadline = deadline;
         this.readOnly = readOnly;
@@ -75,12 +76,12 @@ public final class TransactionOptions {
     }
 
     /** The permit wait, or {@code null} when only the deadline bounds it. */
-    public Duration queueWait() {
+    public @Nullable Duration queueWait() {
         return queueWait;
     }
 
     /** The deadline, or {@code null}. */
-    public Deadline deadline() {
+    public @Nullable Deadline deadline() {
         return deadline;
     }
 
@@ -89,7 +90,7 @@ public final class TransactionOptions {
     }
 
     /** The isolation level to set, or {@code null} to keep the connection's. */
-    public Isolation isolation() {
+    public @Nullable Isolation isolation() {
         return isolation;
     }
 

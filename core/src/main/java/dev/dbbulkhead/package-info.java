@@ -12,4 +12,7 @@
  * wait bounded by a queue wait, and the JDBC transaction owned inside the barrier. Its semantics, in our words, are
  * in {@code docs/design.md} ("The model").
  */
+@NullMarked
 package dev.dbbulkhead;
+
+import org.jspecify.annotations.NullMarked;

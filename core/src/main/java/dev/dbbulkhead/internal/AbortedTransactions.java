@@ -5,6 +5,7 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
 import java.sql.Connection;
 import java.sql.SQLException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Whether a PostgreSQL transaction was aborted by a statement that failed inside work, which work caught and went on.
@@ -20,9 +21,9 @@ final class AbortedTransactions {
     private static final String BASE_CONNECTION = "org.postgresql.core.BaseConnection";
 
     /** The driver's interface and its {@code getTransactionState()}, or nulls when it cannot be read. */
-    private record Driver(Class<?> connection, MethodHandle state) {}
+    private record Driver(@Nullable Class<?> connection, @Nullable MethodHandle state) {}
 
-    private static volatile Driver driver;
+    private static volatile @Nullable Driver driver;
 
     private AbortedTransactions() {}
 
@@ -32,14 +33,16 @@ final class AbortedTransactions {
      */
     static boolean aborted(Connection raw) {
         Driver d = driver(raw);
-        if (d.connection() == null) {
+        Class<?> connection = d.connection();
+        MethodHandle readState = d.state();
+        if (connection == null || readState == null) {
             return false;
         }
         try {
-            if (!raw.isWrapperFor(d.connection())) {
+            if (!raw.isWrapperFor(connection)) {
                 return false;
             }
-            Object state = d.state().invoke(raw.unwrap(d.connection()));
+            Object state = readState.invoke(raw.unwrap(connection));
             return state instanceof Enum<?> e && e.name().equals("FAILED");
         } catch (VirtualMachineError vm) {
             throw vm;

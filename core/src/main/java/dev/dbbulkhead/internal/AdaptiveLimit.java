@@ -164,7 +164,7 @@ final class AdaptiveLimit {
             }
         }
         long elapsed = now - windowStart;
-        if (elapsed < windowLength || count < MIN_COMPLETIONS && elapsed < 4 * windowLength) {
+        if (elapsed < windowLength || (count < MIN_COMPLETIONS && elapsed < 4 * windowLength)) {
             return;
         }
         decide(takeWindow(now), now);

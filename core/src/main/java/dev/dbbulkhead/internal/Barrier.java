@@ -54,6 +54,7 @@ public final class Barrier {
         return List.copyOf(workloads);
     }
 
+    @SuppressWarnings("UnusedVariable") // evaluating the arguments is the point
     private static void initialised(Object... classes) {
         // Nothing to do: evaluating the arguments initialised them.
     }

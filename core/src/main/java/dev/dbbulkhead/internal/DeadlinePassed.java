@@ -2,6 +2,7 @@ package dev.dbbulkhead.internal;
 
 import dev.dbbulkhead.DeadlineExceededException.Stage;
 import java.sql.SQLException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * From the transaction runner to admission, on the way up: the deadline passed at {@link #stage()} once the
@@ -12,7 +13,7 @@ final class DeadlinePassed extends SQLException {
     private final Stage stage;
     private final long overdueNanos;
 
-    DeadlinePassed(Stage stage, long overdueNanos, SQLException cause) {
+    DeadlinePassed(Stage stage, long overdueNanos, @Nullable SQLException cause) {
         super("deadline passed at " + stage, cause == null ? null : cause.getSQLState(), cause);
         this.stage = stage;
         this.overdueNanos = overdueNanos;
@@ -27,7 +28,7 @@ final class DeadlinePassed extends SQLException {
     }
 
     /** The driver's exception (a statement cancelled by the deadline's timeout), or {@code null}. */
-    public SQLException driverException() {
+    public @Nullable SQLException driverException() {
         return (SQLException) getCause();
     }
 }

@@ -6,6 +6,7 @@ import java.sql.DatabaseMetaData;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.Locale;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What differs from one database to the next, chosen once per barrier from its first connection's metadata: how SQL
@@ -16,7 +17,7 @@ import java.util.Locale;
  */
 sealed interface Dialect {
     /** The first refusal in {@code sql}, else a risk to the session, else null. */
-    Finding inspect(String sql);
+    @Nullable Finding inspect(String sql);
 
     /** Whether {@code failure}, thrown by a statement, means the server rolled back the whole transaction. */
     default boolean rolledBackWhole(SQLException failure) {
@@ -37,7 +38,7 @@ sealed interface Dialect {
      * How many times the session has ended a transaction with {@code COMMIT} and with {@code ROLLBACK} so far, as
      * {@code {commits, rollbacks}}, where a procedure can do so inside the transaction work runs; null elsewhere.
      */
-    default long[] transactionEnds(Connection raw) throws SQLException {
+    default long @Nullable [] transactionEnds(Connection raw) throws SQLException {
         return null;
     }
 
@@ -55,12 +56,12 @@ sealed interface Dialect {
     String schemaAdvice();
 
     /** The promises this database does not get, for the one line said when the barrier first meets it; or null. */
-    String unkept();
+    @Nullable String unkept();
 
     /** PostgreSQL (also behind PgBouncer): every promise. */
     record Postgres() implements Dialect {
         @Override
-        public Finding inspect(String sql) {
+        public @Nullable Finding inspect(String sql) {
             return TransactionControl.inspect(sql);
         }
 
@@ -85,7 +86,7 @@ sealed interface Dialect {
         }
 
         @Override
-        public String unkept() {
+        public @Nullable String unkept() {
             return null;
         }
     }
@@ -107,7 +108,7 @@ sealed interface Dialect {
         static final int LOCK_WAIT_TIMEOUT = 1205;
 
         @Override
-        public Finding inspect(String sql) {
+        public @Nullable Finding inspect(String sql) {
             return MySqlStatements.inspect(sql, backslashes, ansiQuotes);
         }
 
@@ -115,7 +116,7 @@ sealed interface Dialect {
         public boolean rolledBackWhole(SQLException failure) {
             for (SQLException e = failure; e != null; e = e.getNextException()) {
                 int code = e.getErrorCode();
-                if (code == DEADLOCK || code == LOCK_WAIT_TIMEOUT && rollbackOnTimeout) {
+                if (code == DEADLOCK || (code == LOCK_WAIT_TIMEOUT && rollbackOnTimeout)) {
                     return true;
                 }
                 if (e.getNextException() == e) {
@@ -164,7 +165,7 @@ sealed interface Dialect {
     /** Any other database: the JDBC-level guard and transaction-control SQL only. */
     record Other(String product) implements Dialect {
         @Override
-        public Finding inspect(String sql) {
+        public @Nullable Finding inspect(String sql) {
             return TransactionControl.inspectTransactionControl(sql);
         }
 

@@ -81,7 +81,7 @@ final class Drain {
         long start = windowStart;
         if (start == 0) {
             WINDOW_START.compareAndSet(this, 0L, now);
-        } else if ((n >= WINDOW_HOLDS || n >= MIN_HOLDS && now - start >= WINDOW_NANOS)
+        } else if ((n >= WINDOW_HOLDS || (n >= MIN_HOLDS && now - start >= WINDOW_NANOS))
                 && WINDOW_START.compareAndSet(this, start, now)) {
             closeWindow();
         }

@@ -7,6 +7,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.LongSupplier;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Per thread and barrier, the lease this thread took last. The barrier is not reentrant: a second call on a thread
@@ -47,12 +48,12 @@ final class Frames {
     /** One thread's state in one barrier; used by that thread only, and by the reclaimer once it has terminated. */
     static final class Frame {
         /** The lease of the thread's current or last operation; set before it takes anything. */
-        PermitLease active;
+        @Nullable PermitLease active;
         /** The lease that {@code transaction()} reuses once its previous operation fully ended. */
-        private PermitLease spare;
+        private @Nullable PermitLease spare;
 
         /** A lease for {@code transaction()}: the spare, reset, or a new one that becomes the spare. */
-        PermitLease transactionLease(PermitLease.Owner owner, Deadline deadline, boolean timed) {
+        PermitLease transactionLease(PermitLease.Owner owner, @Nullable Deadline deadline, boolean timed) {
             PermitLease lease = spare;
             if (lease == null || !lease.reusable()) {
                 lease = new PermitLease(owner, deadline, timed, false);
@@ -67,7 +68,7 @@ final class Frames {
         }
 
         /** A new lease for a caller of {@code acquire()}. */
-        PermitLease callerLease(PermitLease.Owner owner, Deadline deadline, boolean timed) {
+        PermitLease callerLease(PermitLease.Owner owner, @Nullable Deadline deadline, boolean timed) {
             var lease = new PermitLease(owner, deadline, timed, true);
             active = lease;
             return lease;
@@ -105,17 +106,18 @@ final class Frames {
     private static void orphan(PermitLease lease) {
         ORPHANS.add(lease);
         if (ORPHAN_CHECKS.compareAndSet(false, true)) {
-            Scheduler.every(ORPHAN_CHECK_MILLIS * 1_000_000, Frames::reclaimOrphansOfEndedThreads);
+            var unused = Scheduler.every(ORPHAN_CHECK_MILLIS * 1_000_000, Frames::reclaimOrphansOfEndedThreads);
         }
     }
 
     /** On the scheduler: each orphan closed since is forgotten; each whose thread has ended is reclaimed. */
     private static void reclaimOrphansOfEndedThreads() {
-        for (PermitLease lease : ORPHANS) {
+        for (var it = ORPHANS.iterator(); it.hasNext(); ) { // a concurrent set: removing while iterating is safe
+            PermitLease lease = it.next();
             if (!lease.holding() || lease.handedOff()) {
-                ORPHANS.remove(lease);
+                it.remove();
             } else if (!lease.thread.isAlive()) {
-                ORPHANS.remove(lease);
+                it.remove();
                 try {
                     lease.owner().reclaim(lease, true);
                 } catch (RuntimeException | Error e) {

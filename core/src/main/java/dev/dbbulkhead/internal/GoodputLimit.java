@@ -1,6 +1,7 @@
 package dev.dbbulkhead.internal;
 
 import java.util.random.RandomGenerator;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The adaptive limit's algorithm, apart from the machinery that samples and applies it ({@link AdaptiveLimit}): given
@@ -73,7 +74,7 @@ final class GoodputLimit {
             boolean binding) {}
 
     /** The limit for the next window, and why the level changed ({@code null}: it did not). */
-    record Decision(int limit, String cause) {}
+    record Decision(int limit, @Nullable String cause) {}
 
     private enum Phase { BEFORE, PROBE, AFTER }
 
@@ -175,7 +176,7 @@ final class GoodputLimit {
     }
 
     /** The rules that act on one window alone; the cause of a change, or null. */
-    private String reflex(Window w, long ceiling) {
+    private @Nullable String reflex(Window w, long ceiling) {
         if (w.completions() == 0) {
             if (w.binding() && level < max) {
                 level = Math.min(max, level + 1);
@@ -258,10 +259,10 @@ final class GoodputLimit {
     }
 
     /** Moves the level when the evidence of this probe's direction is clear; turns to the other when it is not. */
-    private String judge(Evidence evidence) {
+    private @Nullable String judge(Evidence evidence) {
         double mean = evidence.mean();
         double error = evidence.standardError(noise);
-        boolean clearGain = evidence.n >= MIN_PROBES && mean - error >= GAIN || mean - 2 * error >= GAIN;
+        boolean clearGain = (evidence.n >= MIN_PROBES && mean - error >= GAIN) || mean - 2 * error >= GAIN;
         if (up && clearGain) {
             return move("more in flight completed more in time");
         }

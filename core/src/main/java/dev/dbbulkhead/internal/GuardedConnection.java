@@ -20,6 +20,7 @@ import java.sql.Struct;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.Executor;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The connection handed to {@code work}: the barrier owns the transaction, so {@code commit}, {@code rollback()},
@@ -53,23 +54,24 @@ final class GuardedConnection implements Connection {
 
     private final Connection delegate;
     private final Dialect dialect;
+    @SuppressWarnings("UnusedVariable") // through EXPIRED_FLAG
     private boolean expired;
     /**
      * The first failure by which the server rolled back the whole transaction while work may go on (InnoDB's
      * deadlock), or null: such a transaction is rolled back, never committed piecewise. Volatile, as below.
      */
-    private volatile SQLException rolledBackWhole;
+    private volatile @Nullable SQLException rolledBackWhole;
     /**
      * The first statement sent that may change the session in a way its text cannot show (a {@code DO} block, a
      * {@code CALL}, ...), or null: the runner then checks the session after the transaction ({@link SessionState}).
      * Volatile: work may hand the connection to another thread, and the runner reads it once, after work.
      */
-    private volatile String sessionRisk;
+    private volatile @Nullable String sessionRisk;
     /**
      * The session's transaction ends ({@link Dialect#transactionEnds}) before the first procedure work called, or
      * null: the runner compares them with the count after work to learn whether a procedure ended the transaction.
      */
-    private volatile long[] endsBeforeProcedure;
+    private volatile long @Nullable [] endsBeforeProcedure;
 
     public GuardedConnection(Connection delegate, Dialect dialect) {
         this.delegate = delegate;
@@ -85,12 +87,12 @@ final class GuardedConnection implements Connection {
     }
 
     /** See {@link #endsBeforeProcedure}. */
-    long[] endsBeforeProcedure() {
+    long @Nullable [] endsBeforeProcedure() {
         return endsBeforeProcedure;
     }
 
     /** The failure by which the server rolled back the whole transaction during work, or null. */
-    SQLException rolledBackWhole() {
+    @Nullable SQLException rolledBackWhole() {
         return rolledBackWhole;
     }
 
@@ -128,6 +130,7 @@ final class GuardedConnection implements Connection {
      * Refuses {@code sql} (SQLState 25000) when it ends or starts the transaction or changes the session beyond it;
      * notes it when it may change the session unseen ({@link TransactionControl}).
      */
+    @SuppressWarnings("ReferenceEquality") // the constant itself, not any equal finding
     void check(String sql) throws SQLException {
         TransactionControl.Finding finding = dialect.inspect(sql);
         if (finding == null) {
@@ -148,7 +151,7 @@ final class GuardedConnection implements Connection {
     }
 
     /** What may have changed the session unseen (see {@link #check}), or null. */
-    String sessionRisk() {
+    @Nullable String sessionRisk() {
         return sessionRisk;
     }
 

@@ -5,6 +5,7 @@ import java.sql.CallableStatement;
 import java.sql.DatabaseMetaData;
 import java.sql.PreparedStatement;
 import java.sql.Statement;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The statements, result sets, arrays and metadata handed out inside {@code work}, so that the guard has no side
@@ -27,8 +28,8 @@ import java.sql.Statement;
 final class GuardedJdbc {
     private GuardedJdbc() {}
 
-    /** The guarded form of {@code raw}, of the most specific kind it is. */
-    @SuppressWarnings("unchecked")
+    /** The guarded form of {@code raw}, of the most specific kind it is; a driver's null stays null. */
+    @SuppressWarnings({"unchecked", "NullAway"}) // a driver returning null gets null back, not a guard around nothing
     static <S extends Statement> S statement(GuardedConnection connection, S raw) {
         if (raw == null) {
             return null;
@@ -39,6 +40,7 @@ final class GuardedJdbc {
         return (S) guarded;
     }
 
+    @SuppressWarnings("NullAway") // as above
     static DatabaseMetaData metaData(GuardedConnection connection, DatabaseMetaData raw) {
         return raw == null ? null : new GuardedMetaData(connection, raw);
     }

@@ -7,6 +7,7 @@ import jdk.jfr.Label;
 import jdk.jfr.Name;
 import jdk.jfr.StackTrace;
 import jdk.jfr.Timespan;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Flight-recorder events of every barrier: {@code dev.dbbulkhead.Rejection} per refused operation and
@@ -24,14 +25,14 @@ final class JfrEvents {
     @StackTrace(false)
     static final class Rejection extends Event {
         @Label("Bulkhead")
-        String bulkhead;
+        @Nullable String bulkhead;
 
         @Label("Workload")
-        String workload;
+        @Nullable String workload;
 
         @Label("Reason")
         @Description("ADMISSION_FULL, QUEUE_TIMEOUT, DEADLINE or INTERRUPTED")
-        String reason;
+        @Nullable String reason;
 
         @Label("Waited")
         @Timespan(Timespan.NANOSECONDS)
@@ -51,14 +52,14 @@ final class JfrEvents {
     @StackTrace(false)
     static final class Operation extends Event {
         @Label("Bulkhead")
-        String bulkhead;
+        @Nullable String bulkhead;
 
         @Label("Workload")
-        String workload;
+        @Nullable String workload;
 
         @Label("Outcome")
         @Description("COMMITTED, ROLLED_BACK, OUTCOME_UNKNOWN, NO_CONNECTION or RELEASED (a lease closed)")
-        String outcome;
+        @Nullable String outcome;
 
         @Label("Permit Wait")
         @Timespan(Timespan.NANOSECONDS)
@@ -84,10 +85,10 @@ final class JfrEvents {
     @StackTrace(false)
     static final class LimitChange extends Event {
         @Label("Bulkhead")
-        String bulkhead;
+        @Nullable String bulkhead;
 
         @Label("Workload")
-        String workload;
+        @Nullable String workload;
 
         @Label("Previous Limit")
         int from;
@@ -98,7 +99,7 @@ final class JfrEvents {
         @Label("Cause")
         @Description("overload signals, latency ceiling, more in flight completed more in time, fewer in flight "
                 + "completed as many in time, nothing completed while every permit was held")
-        String cause;
+        @Nullable String cause;
 
         @Label("Window Mean Call")
         @Description("The window's mean time from call to release")
@@ -113,10 +114,10 @@ final class JfrEvents {
     @StackTrace(false)
     static final class LeaseReclaimed extends Event {
         @Label("Bulkhead")
-        String bulkhead;
+        @Nullable String bulkhead;
 
         @Label("Workload")
-        String workload;
+        @Nullable String workload;
 
         @Label("Held")
         @Description("From the grant to the reclaim; 0 for a caller that was still waiting")

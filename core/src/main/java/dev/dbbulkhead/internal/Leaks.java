@@ -4,6 +4,7 @@ import dev.dbbulkhead.Workload;
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
 import java.util.concurrent.ScheduledFuture;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Leak detection for the leases that callers hold ({@code acquire()}), as HikariCP's {@code leakDetectionThreshold}
@@ -53,7 +54,7 @@ final class Leaks {
     final class Watch implements Runnable {
         private final Workload workload;
         private final Acquired acquired;
-        private volatile ScheduledFuture<?> task;
+        private volatile @Nullable ScheduledFuture<?> task;
         private volatile boolean suspected;
 
         private Watch(Workload workload, Acquired acquired) {

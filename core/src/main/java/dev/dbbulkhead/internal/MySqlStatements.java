@@ -4,6 +4,7 @@ import dev.dbbulkhead.internal.TransactionControl.Finding;
 import dev.dbbulkhead.internal.TransactionControl.Kind;
 import java.util.Locale;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What SQL text that {@code work} sends may do inside the transaction the barrier owns, read as MySQL and MariaDB read
@@ -60,7 +61,7 @@ final class MySqlStatements {
      * The first refusal in {@code sql}, else {@code null}, read as a session whose {@code sql_mode} has
      * {@code NO_BACKSLASH_ESCAPES} ({@code !backslashes}) and {@code ANSI_QUOTES} ({@code ansiQuotes}) or not.
      */
-    static Finding inspect(String sql, boolean backslashes, boolean ansiQuotes) {
+    static @Nullable Finding inspect(String sql, boolean backslashes, boolean ansiQuotes) {
         return sql == null ? null : new Lexer(sql, backslashes, ansiQuotes).scan();
     }
 
@@ -93,7 +94,7 @@ final class MySqlStatements {
             this.ansiQuotes = ansiQuotes;
         }
 
-        Finding scan() {
+        @Nullable Finding scan() {
             Finding risk = null;
             while (i < n) {
                 skipSpaceAndComments();
@@ -111,7 +112,7 @@ final class MySqlStatements {
         }
 
         /** The statement's first words; {@code i} is left inside it. */
-        private Finding statement() {
+        private @Nullable Finding statement() {
             String first = word();
             return switch (first) {
                 case "COMMIT", "BEGIN", "XA" -> control(first);
@@ -142,7 +143,7 @@ final class MySqlStatements {
         }
 
         /** {@code SET ...}: transaction characteristics and user variables only. */
-        private Finding set() {
+        private @Nullable Finding set() {
             skipSpaceAndComments();
             if (i < n && sql.charAt(i) == '@' && !sql.startsWith("@@", i)) {
                 return null; // a user variable
@@ -176,7 +177,7 @@ final class MySqlStatements {
         }
 
         /** MariaDB's {@code SET STATEMENT name = value, ... FOR statement}: the setting ends with it; the statement is read. */
-        private Finding setStatement() {
+        private @Nullable Finding setStatement() {
             while (i < n) {
                 skipSpaceAndComments();
                 if (i >= n || sql.charAt(i) == ';') {
@@ -236,7 +237,7 @@ final class MySqlStatements {
          */
         private boolean skipComment() {
             char c = sql.charAt(i);
-            if (c == '#' || c == '-' && sql.startsWith("--", i) && (i + 2 >= n || sql.charAt(i + 2) <= ' ')) {
+            if (c == '#' || (c == '-' && sql.startsWith("--", i) && (i + 2 >= n || sql.charAt(i + 2) <= ' '))) {
                 while (i < n && sql.charAt(i) != '\n') {
                     i++;
                 }
@@ -262,7 +263,7 @@ final class MySqlStatements {
         }
 
         /** Past the next {@code ;} outside strings, identifiers and comments, or to the end; a named lock on the way. */
-        private Finding skipStatement() {
+        private @Nullable Finding skipStatement() {
             Finding found = null;
             while (i < n) {
                 char c = sql.charAt(i);
@@ -327,6 +328,6 @@ final class MySqlStatements {
 
     /** MySQL's identifier characters: letters, digits, {@code _}, {@code $} and anything beyond ASCII. */
     private static boolean identifierPart(char c) {
-        return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '$' || c > 127;
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '$' || c > 127;
     }
 }

@@ -34,7 +34,6 @@ public final class Nanos {
         }
     }
 
-    /** {@code a × b} for non-negative operands, saturating at {@link Long#MAX_VALUE}. */
     /**
      * How long ago a deadline passed, from its remaining time ({@code <= 0}): {@code -remaining}, with the far past
      * ({@link Long#MIN_VALUE}, a deadline at {@code Instant.MIN}) as {@link Long#MAX_VALUE} rather than overflowing.
@@ -43,6 +42,7 @@ public final class Nanos {
         return remaining == Long.MIN_VALUE ? Long.MAX_VALUE : -remaining;
     }
 
+    /** {@code a × b} for non-negative operands, saturating at {@link Long#MAX_VALUE}. */
     public static long saturatedMultiply(long a, long b) {
         long high = Math.multiplyHigh(a, b);
         long low = a * b;

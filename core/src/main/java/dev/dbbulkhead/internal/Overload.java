@@ -3,6 +3,7 @@ package dev.dbbulkhead.internal;
 import java.sql.SQLException;
 import java.sql.SQLTransientConnectionException;
 import java.util.Locale;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The failures that say the database, the pool or PgBouncer is saturated, for the adaptive limit. Only these:
@@ -57,7 +58,7 @@ final class Overload {
         };
     }
 
-    private static boolean pgBouncerRefusal(String message) {
+    private static boolean pgBouncerRefusal(@Nullable String message) {
         if (message == null) {
             return false;
         }

@@ -43,7 +43,7 @@ final class PermitLease extends Permits.Node implements Lease {
 
     private final boolean forCaller;
     private Owner owner;
-    private Deadline deadline;
+    private @Nullable Deadline deadline;
     private boolean timed;
     /** Set by admission for an operation that reads the clock; stale (and never read) for one that does not. */
     private long permitWaitNanos;
@@ -53,7 +53,7 @@ final class PermitLease extends Permits.Node implements Lease {
     /** Release began: if permits are still held, it was cut short (a stack overflow) and is finished later. */
     private boolean closing;
     /** Leak detection's watch, for a caller's lease when the barrier has a threshold; else null. */
-    @Nullable Leaks.Watch watch;
+    Leaks.@Nullable Watch watch;
     /** {@link #closeWhenComplete}: 0 the owner releases, 1 the stage will, 2 the stage did. */
     private volatile int handedOff;
     private static final VarHandle HANDED_OFF;
@@ -67,7 +67,7 @@ final class PermitLease extends Permits.Node implements Lease {
     }
 
     /** Built before any permit is taken: a failure to allocate it then holds nothing. */
-    PermitLease(Owner owner, Deadline deadline, boolean timed, boolean forCaller) {
+    PermitLease(Owner owner, @Nullable Deadline deadline, boolean timed, boolean forCaller) {
         super(Thread.currentThread());
         this.forCaller = forCaller;
         this.owner = owner;
@@ -76,7 +76,8 @@ final class PermitLease extends Permits.Node implements Lease {
     }
 
     /** For another {@code transaction()} of the same thread, once the previous one has fully ended. */
-    void reset(Owner owner, Deadline deadline, boolean timed) {
+    @SuppressWarnings("ReferenceEquality") // only a different object is written; an equal one would do as well
+    void reset(Owner owner, @Nullable Deadline deadline, boolean timed) {
         // Only what changed is written: the owner writes its lease on every operation, and fewer stores are fewer
         // chances for a cache line shared with another thread's data to bounce.
         if (this.owner != owner) {
@@ -123,7 +124,7 @@ final class PermitLease extends Permits.Node implements Lease {
     }
 
     /** The deadline, or {@code null}. */
-    Deadline deadlineOrNull() {
+    @Nullable Deadline deadlineOrNull() {
         return deadline;
     }
 

@@ -1,8 +1,10 @@
 package dev.dbbulkhead.internal;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.concurrent.locks.LockSupport;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The two permits of a workload in one state word: B + Q admission slots, taken without waiting, and B execution
@@ -15,7 +17,7 @@ import java.util.concurrent.locks.LockSupport;
  * grant has not been acknowledged; while anyone is queued no execution permit is free (a release hands its permit
  * straight to the oldest waiter, or the newest while {@link #newestFirst} is set), so a newcomer never overtakes a
  * waiter. The queue, the list of grants and the bit
- * change only under {@link #lock()}; the counts change by CAS, with or without it.
+ * change only under the queue lock ({@link QueueLock}); the counts change by CAS, with or without it.
  *
  * <p><b>The grant is a hand-shake.</b> A release hands its permit to the oldest waiter by moving its node from the
  * queue to the list of grants ({@code GRANTED}); the waiter, once awake, acknowledges it ({@code HELD}) under the
@@ -36,9 +38,10 @@ import java.util.concurrent.locks.LockSupport;
  * timeout settles: the CAS on the state word comes first, field writes follow, and the lock is given back by a field
  * write. Thread-safe.
  */
+@SuppressWarnings("NonAtomicVolatileUpdate") // every ++ and -= of a volatile count runs under the queue lock
 final class Permits extends Padded.StateWord {
     /** What {@link #enter} did. */
-    public enum Entry {
+    enum Entry {
         /** Both permits are held: {@link #exit} them exactly once. */
         ACQUIRED,
         /** All L + Q admission slots are taken; nothing is held. */
@@ -56,12 +59,10 @@ final class Permits extends Padded.StateWord {
     private static final long LOCKED_PATH = 1L << 31;
     private static final long FREE = LOCKED_PATH - 1;
     private static final VarHandle STATE;
-    private static final VarHandle LOCKED;
 
     static {
         try {
             STATE = MethodHandles.lookup().findVarHandle(Padded.State.class, "state", long.class);
-            LOCKED = MethodHandles.lookup().findVarHandle(Permits.class, "locked", int.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -71,13 +72,15 @@ final class Permits extends Padded.StateWord {
     private final int extraSlots;
     /** L + Q: admission follows the limit, so that a lower L does not leave B − L more callers queued. */
     private volatile int maxAdmitted;
-    /** The queue lock: 1 while held. See {@link #lock()}. */
-    @SuppressWarnings("unused") // taken through LOCKED
-    private volatile int locked;
-    private Node head; // guarded by lock
-    private Node tail; // guarded by lock
-    /** Grants not yet acknowledged, linked by {@link Node#nextGranted}; guarded by lock. */
-    private Node granted;
+    /** Taken with {@code lock.lock()}, given back with {@code lock.held = 0} in {@code finally}: see {@link QueueLock}. */
+    private final QueueLock lock = new QueueLock();
+    @GuardedBy("lock")
+    private @Nullable Node head;
+    @GuardedBy("lock")
+    private @Nullable Node tail;
+    /** Grants not yet acknowledged, linked by {@link Node#nextGranted}. */
+    @GuardedBy("lock")
+    private @Nullable Node granted;
     private volatile int waiting; // written under lock
     private volatile int limit; // written under lock
     /** Execution permits taken out of circulation by a lower {@link #limit}; written under lock. */
@@ -99,7 +102,7 @@ final class Permits extends Padded.StateWord {
      * One caller's claim, created before it takes anything and used by its thread only, but for the fields the lock
      * guards and {@link #abandoned}.
      */
-    public static class Node extends Padded.Line {
+    static class Node extends Padded.Line {
         static final int NEW = 0;
         static final int WAITING = 1;
         static final int GRANTED = 2;
@@ -121,11 +124,13 @@ final class Permits extends Padded.StateWord {
          * it again. Written by the owner's failure handler, as a plain volatile write that cannot fail.
          */
         volatile boolean abandoned;
-        Node prev; // guarded by lock
-        Node next; // guarded by lock
-        Node nextGranted; // guarded by lock
+        // Guarded by the queue lock of the Permits the node is in: a node does not know its Permits, so this one rule
+        // is a comment, not a @GuardedBy the compiler checks; every access is in a @GuardedBy("lock") method.
+        @Nullable Node prev;
+        @Nullable Node next;
+        @Nullable Node nextGranted;
 
-        public Node(Thread thread) {
+        Node(Thread thread) {
             this.thread = thread;
         }
 
@@ -162,34 +167,15 @@ final class Permits extends Padded.StateWord {
         }
 
         /** True once both permits were given back (by {@link Permits#exit}, an abandon or a reclaim). */
-        public final boolean released() {
+        final boolean released() {
             return released;
         }
     }
 
-    /**
-     * Takes the queue lock. Not a {@code ReentrantLock}: its {@code unlock()} is a call that a stack overflow can
-     * interrupt before the lock is free, leaving every later caller stuck. This one is taken by a CAS (a failure
-     * there takes nothing) and given back by a plain volatile write ({@code locked = 0}, in {@code finally}), which
-     * cannot fail. The sections it guards are a few field writes and CASes and never block; a waiter spins briefly,
-     * then yields, then parks for a microsecond at a time, so a waiting virtual thread never pins its carrier.
-     */
-    private void lock() {
-        int spins = 0;
-        while (!LOCKED.compareAndSet(this, 0, 1)) {
-            spins++;
-            if (spins < 32) {
-                Thread.onSpinWait();
-            } else if (spins < 64) {
-                Thread.yield();
-            } else {
-                LockSupport.parkNanos(this, 1_000);
-            }
-        }
-    }
+    private static final Node[] NONE = {};
 
     /** {@code concurrent + extraSlots} must fit in an int (checked by the caller). */
-    public Permits(int concurrent, int extraSlots) {
+    Permits(int concurrent, int extraSlots) {
         this.concurrent = concurrent;
         this.extraSlots = extraSlots;
         this.maxAdmitted = concurrent + extraSlots;
@@ -222,7 +208,7 @@ final class Permits extends Padded.StateWord {
      *     {@link Entry#MUST_WAIT} (nothing taken yet: {@link #queue} next), else {@link Entry#BUSY}
      * @throws InterruptedException when the thread is interrupted (and slots were free): nothing is held
      */
-    public Entry enter(Node node, boolean mayWait) throws InterruptedException {
+    Entry enter(Node node, boolean mayWait) throws InterruptedException {
         long s = state;
         int max = maxAdmitted;
         if (admitted(s) >= max) {
@@ -261,8 +247,9 @@ final class Permits extends Padded.StateWord {
      * {@link #await}); {@link Entry#FULL} when the slots were taken meanwhile. The slot and the place in the queue are
      * taken together, so that a node holding a slot alone is always in the queue, where others find it.
      */
-    public Entry queue(Node node) {
-        lock();
+    @SuppressWarnings("GuardedBy") // takes the lock; released by the write in its finally (QueueLock)
+    Entry queue(Node node) {
+        lock.lock();
         try {
             settleLeftLocked();
             while (true) {
@@ -291,7 +278,7 @@ final class Permits extends Padded.StateWord {
             node.state = Node.WAITING;
             return Entry.MUST_WAIT;
         } finally {
-            locked = 0; // failure model, rule 2
+            lock.held = 0; // failure model, rule 2
         }
     }
 
@@ -304,7 +291,7 @@ final class Permits extends Padded.StateWord {
      * @throws StackOverflowError or any other unexpected throwable: the caller marks the node
      *     {@link Node#abandoned} (and {@link #leaving}) and {@link #abandon}s it
      */
-    public Entry await(Node node, long nanos) throws InterruptedException {
+    Entry await(Node node, long nanos) throws InterruptedException {
         long deadline = Nanos.saturatedAdd(System.nanoTime(), nanos);
         while (true) {
             if (node.state == Node.GRANTED && acknowledge(node)) {
@@ -323,8 +310,9 @@ final class Permits extends Padded.StateWord {
     }
 
     /** The waiter's half of the hand-shake: false if the grant was taken back (only ever from a waiter that left). */
+    @SuppressWarnings("GuardedBy") // takes the lock; released by the write in its finally (QueueLock)
     private boolean acknowledge(Node node) {
-        lock();
+        lock.lock();
         try {
             if (node.state != Node.GRANTED) {
                 return false;
@@ -332,10 +320,11 @@ final class Permits extends Padded.StateWord {
             acknowledgeLocked(node);
             return true;
         } finally {
-            locked = 0; // failure model, rule 2
+            lock.held = 0; // failure model, rule 2
         }
     }
 
+    @GuardedBy("lock")
     private void acknowledgeLocked(Node node) {
         unlinkGrantLocked(node);
         node.both = true;
@@ -343,8 +332,9 @@ final class Permits extends Padded.StateWord {
         clearLockedPathIfIdleLocked();
     }
 
+    @SuppressWarnings("GuardedBy") // takes the lock; released by the write in its finally (QueueLock)
     private Entry timedOut(Node node) {
-        lock();
+        lock.lock();
         try {
             int s = node.state;
             if (s == Node.GRANTED) {
@@ -356,7 +346,7 @@ final class Permits extends Padded.StateWord {
             }
             return Entry.TIMED_OUT;
         } finally {
-            locked = 0; // failure model, rule 2
+            lock.held = 0; // failure model, rule 2
         }
     }
 
@@ -376,9 +366,10 @@ final class Permits extends Padded.StateWord {
      * on) if it held them or was granted them. Idempotent. Any thread may call
      * it for a node whose owner will not touch it again ({@link Node#left()}).
      */
-    public void abandon(Node node) {
+    @SuppressWarnings("GuardedBy") // takes the lock; released by the write in its finally (QueueLock)
+    void abandon(Node node) {
         Node next = null;
-        lock();
+        lock.lock();
         try {
             if (node.released) {
                 return;
@@ -394,7 +385,7 @@ final class Permits extends Padded.StateWord {
             }
             clearLockedPathIfIdleLocked();
         } finally {
-            locked = 0; // failure model, rule 2
+            lock.held = 0; // failure model, rule 2
         }
         if (next != null) {
             LockSupport.unpark(next.thread); // a missed wake-up (a failure here) ends at the waiter's timeout
@@ -402,7 +393,7 @@ final class Permits extends Padded.StateWord {
     }
 
     /** Releases both permits held by {@code node}; the execution permit goes to the oldest waiter, if any. */
-    public void exit(Node node) {
+    void exit(Node node) {
         while (true) {
             long s = state;
             if ((s & LOCKED_PATH) != 0) {
@@ -417,15 +408,16 @@ final class Permits extends Padded.StateWord {
     }
 
     /** {@link #exit} when someone waits, a lower limit is owed permits, or a grant is not yet acknowledged. */
+    @SuppressWarnings("GuardedBy") // takes the lock; released by the write in its finally (QueueLock)
     private void exitLocked(Node node) {
         Node next;
-        lock();
+        lock.lock();
         try {
             settleLeftLocked();
             next = releaseLocked(node);
             clearLockedPathIfIdleLocked();
         } finally {
-            locked = 0; // failure model, rule 2
+            lock.held = 0; // failure model, rule 2
         }
         if (next != null) {
             LockSupport.unpark(next.thread);
@@ -436,7 +428,8 @@ final class Permits extends Padded.StateWord {
      * Under the lock: gives back {@code releasing}'s slot and execution permit, the permit to a lower limit that is
      * still owed one, else to the oldest waiter that has not left (returned, to be woken), else to the free ones.
      */
-    private Node releaseLocked(Node releasing) {
+    @GuardedBy("lock")
+    private @Nullable Node releaseLocked(Node releasing) {
         if (owed > 0) {
             add(-ONE_ADMITTED);
             owed--;
@@ -457,7 +450,8 @@ final class Permits extends Padded.StateWord {
     }
 
     /** The waiter to serve next: the oldest, or the newest while {@link #newestFirst(boolean)} says so. */
-    private Node nextWaiterLocked() {
+    @GuardedBy("lock")
+    private @Nullable Node nextWaiterLocked() {
         if (!newestFirst) {
             return oldestWaiterLocked();
         }
@@ -471,7 +465,8 @@ final class Permits extends Padded.StateWord {
     }
 
     /** The head of the queue, after cancelling every queued node at the head whose owner left. */
-    private Node oldestWaiterLocked() {
+    @GuardedBy("lock")
+    private @Nullable Node oldestWaiterLocked() {
         Node n = head;
         while (n != null && n.left()) {
             cancelLocked(n);
@@ -482,6 +477,7 @@ final class Permits extends Padded.StateWord {
     }
 
     /** Moves the queue's head to the list of grants: it holds both permits once it acknowledges. */
+    @GuardedBy("lock")
     private void grantLocked(Node node) {
         unlinkQueuedLocked(node);
         node.nextGranted = granted;
@@ -493,6 +489,7 @@ final class Permits extends Padded.StateWord {
      * Takes back every grant whose waiter left before acknowledging it (its permits go on as a release's do), and,
      * when a failure handler said someone left, every queued node whose owner left, wherever it is in the queue.
      */
+    @GuardedBy("lock")
     private void settleLeftLocked() {
         reclaimLeftGrantsLocked();
         if (leaving) {
@@ -508,6 +505,7 @@ final class Permits extends Padded.StateWord {
         }
     }
 
+    @GuardedBy("lock")
     private void reclaimLeftGrantsLocked() {
         Node n = granted;
         while (n != null) {
@@ -526,12 +524,14 @@ final class Permits extends Padded.StateWord {
     }
 
     /** Under the lock, a WAITING node leaves the queue and gives back its slot. */
+    @GuardedBy("lock")
     private void cancelLocked(Node node) {
         add(-ONE_ADMITTED);
         unlinkQueuedLocked(node);
         node.state = Node.CANCELLED;
     }
 
+    @GuardedBy("lock")
     private void unlinkQueuedLocked(Node node) {
         Node prev = node.prev;
         Node next = node.next;
@@ -550,6 +550,7 @@ final class Permits extends Padded.StateWord {
         waiting--;
     }
 
+    @GuardedBy("lock")
     private void unlinkGrantLocked(Node node) {
         if (granted == node) {
             granted = node.nextGranted;
@@ -565,6 +566,7 @@ final class Permits extends Padded.StateWord {
     }
 
     /** Clears the locked-path bit once nobody is queued, nothing is owed and every grant was acknowledged. */
+    @GuardedBy("lock")
     private void clearLockedPathIfIdleLocked() {
         if (head != null || owed != 0 || granted != null) {
             return;
@@ -581,14 +583,15 @@ final class Permits extends Padded.StateWord {
      * Settles every queued caller and unacknowledged grant whose owner left, wherever it is in the queue. For a
      * reclaimer that knows a thread is gone, for a caller refused while someone may have left, and for tests.
      */
-    public void sweep() {
-        lock();
+    @SuppressWarnings("GuardedBy") // takes the lock; released by the write in its finally (QueueLock)
+    void sweep() {
+        lock.lock();
         try {
             leaving = true;
             settleLeftLocked();
             clearLockedPathIfIdleLocked();
         } finally {
-            locked = 0; // failure model, rule 2
+            lock.held = 0; // failure model, rule 2
         }
     }
 
@@ -599,10 +602,11 @@ final class Permits extends Padded.StateWord {
      * withheld permits to the oldest waiters or frees them. No permit is lost or created. Serialise calls (one
      * controller per workload).
      */
-    public void limit(int newLimit) {
-        Node[] woken = null;
+    @SuppressWarnings("GuardedBy") // takes the lock; released by the write in its finally (QueueLock)
+    void limit(int newLimit) {
+        Node[] woken = NONE;
         int handed = 0;
-        lock();
+        lock.lock();
         try {
             settleLeftLocked();
             int take = concurrent - newLimit - withheld - owed; // > 0: withhold more; < 0: give back
@@ -629,7 +633,7 @@ final class Permits extends Padded.StateWord {
             }
             clearLockedPathIfIdleLocked();
         } finally {
-            locked = 0; // failure model, rule 2
+            lock.held = 0; // failure model, rule 2
         }
         for (int i = 0; i < handed; i++) {
             LockSupport.unpark(woken[i].thread);
@@ -637,6 +641,7 @@ final class Permits extends Padded.StateWord {
     }
 
     /** Under the lock: takes up to {@code count} free permits, and owes the rest (so every release locks). */
+    @GuardedBy("lock")
     private void withholdLocked(int count) {
         while (true) {
             long s = state;
@@ -666,17 +671,17 @@ final class Permits extends Padded.StateWord {
     }
 
     /** B: the execution permits this structure was built with. */
-    public int concurrent() {
+    int concurrent() {
         return concurrent;
     }
 
     /** Q: the admission slots beyond the limit. */
-    public int extraSlots() {
+    int extraSlots() {
         return extraSlots;
     }
 
     /** The limit L on execution permits in use: B unless lowered by {@link #limit(int)}. */
-    public int limit() {
+    int limit() {
         return limit;
     }
 
@@ -686,32 +691,32 @@ final class Permits extends Padded.StateWord {
     }
 
     /** Free execution permits (0 while anyone waits). */
-    public int available() {
+    int available() {
         return free(state);
     }
 
     /** Free admission slots. */
-    public int availableSlots() {
+    int availableSlots() {
         return Math.max(0, maxAdmitted - admitted(state)); // < 0 just after L was lowered: none free
     }
 
     /** Operations holding a slot: executing, granted or waiting. */
-    public int admitted() {
+    int admitted() {
         return admitted(state);
     }
 
     /** Operations holding (or granted) an execution permit (a racy sum of two fields: for observation). */
-    public int executing() {
+    int executing() {
         return Math.max(0, concurrent - free(state) - withheld);
     }
 
     /** Callers queued for an execution permit. */
-    public int waiting() {
+    int waiting() {
         return waiting;
     }
 
     /** Queued callers and grants taken back because their thread left without settling, since the start. */
-    public long reclaimed() {
+    long reclaimed() {
         return reclaimed;
     }
 }

@@ -6,6 +6,7 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.stream.Collectors;
 import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The barriers built over each pool in this JVM, with what each admits at once (its workloads' B, or its shared
@@ -33,7 +34,7 @@ public final class PoolShares {
      * {@code poolSize} connections (≤ 0: unknown, nothing is checked); returns the warning to log when the barriers
      * over that pool now admit more than it holds, else null.
      */
-    public static String claim(DataSource pool, Object barrier, String name, int admits, int poolSize) {
+    public static @Nullable String claim(DataSource pool, Object barrier, String name, int admits, int poolSize) {
         List<Share> same;
         synchronized (SHARES) {
             SHARES.removeIf(Share::gone);

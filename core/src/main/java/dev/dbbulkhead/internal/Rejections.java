@@ -3,6 +3,7 @@ package dev.dbbulkhead.internal;
 import dev.dbbulkhead.BulkheadRejectedException;
 import dev.dbbulkhead.DeadlineExceededException.Stage;
 import java.sql.SQLException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The one place rejections are made, each from a live {@link Snapshot}. Implemented in the API package, whose
@@ -26,5 +27,5 @@ public interface Rejections {
     BulkheadRejectedException loadShed(Snapshot state, long expectedWaitNanos, long targetNanos);
 
     /** The deadline passed at {@code stage}, {@code overdueNanos} ago; {@code cause} is the driver's, or null. */
-    BulkheadRejectedException deadlineExceeded(Snapshot state, Stage stage, long overdueNanos, SQLException cause);
+    BulkheadRejectedException deadlineExceeded(Snapshot state, Stage stage, long overdueNanos, @Nullable SQLException cause);
 }

@@ -6,6 +6,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.Locale;
+import org.jspecify.annotations.Nullable;
 
 /**
  * On PostgreSQL, bounds a transaction's statements by its deadline: {@code statement_timeout} (and optionally
@@ -78,7 +79,7 @@ final class ServerTimeouts {
      * ended (session variables are not transactional on MySQL), and whether the statement limit in force is the
      * deadline's.
      */
-    record MySqlTimeouts(String restore, boolean ours) {}
+    record MySqlTimeouts(@Nullable String restore, boolean ours) {}
 
     /**
      * On MySQL and MariaDB, which have no transaction-scoped setting: the statement time limit

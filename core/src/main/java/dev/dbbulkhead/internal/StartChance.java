@@ -46,7 +46,7 @@ final class StartChance {
         double below = 0; // P(N < i)
         for (int i = 0; i < k; i++) {
             below += term;
-            if (1 - below < REFUSE_BELOW / 1000 || i > mean && term < 1e-18) {
+            if (1 - below < REFUSE_BELOW / 1000 || (i > mean && term < 1e-18)) {
                 break; // the rest of the sum no longer matters to the decision
             }
             term *= mean / (i + 1);

@@ -2,6 +2,7 @@ package dev.dbbulkhead.internal;
 
 import java.sql.SQLException;
 import java.util.Locale;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What SQL text that {@code work} sends may do inside the transaction the barrier owns, read as PostgreSQL reads it.
@@ -68,7 +69,7 @@ final class TransactionControl {
      * One thing found in the text: its kind, the command as the guard names it, and, for session state, the
      * transaction-scoped spelling to use instead (null otherwise).
      */
-    record Finding(Kind kind, String command, String instead) {
+    record Finding(Kind kind, String command, @Nullable String instead) {
         boolean refused() {
             return kind != Kind.SESSION_RISK;
         }
@@ -119,7 +120,7 @@ final class TransactionControl {
      * The command of the first refusal in {@code sql} (transaction control upper-cased, as {@code COMMIT}), or
      * {@code null} when the guard lets it run.
      */
-    static String find(String sql) {
+    static @Nullable String find(String sql) {
         Finding finding = inspect(sql);
         return finding != null && finding.refused() ? finding.command() : null;
     }
@@ -129,7 +130,7 @@ final class TransactionControl {
      * as plain characters in plain strings ({@code standard_conforming_strings} on, the default), and, if the text has
      * a backslash, as escapes too.
      */
-    static Finding inspect(String sql) {
+    static @Nullable Finding inspect(String sql) {
         return inspect(sql, true);
     }
 
@@ -137,20 +138,20 @@ final class TransactionControl {
      * Transaction control only, read as PostgreSQL reads SQL: for databases whose session rules the guard does not
      * know ({@code SET} means different things on each), so it refuses none of them.
      */
-    static Finding inspectTransactionControl(String sql) {
+    static @Nullable Finding inspectTransactionControl(String sql) {
         return inspect(sql, false);
     }
 
-    private static Finding inspect(String sql, boolean sessionRules) {
+    private static @Nullable Finding inspect(String sql, boolean sessionRules) {
         if (sql == null) {
             return null;
         }
         Finding first = new Lexer(sql, true, sessionRules).scan();
-        if (first != null && first.refused() || sql.indexOf('\\') < 0) {
+        if ((first != null && first.refused()) || sql.indexOf('\\') < 0) {
             return first;
         }
         Finding second = new Lexer(sql, false, sessionRules).scan();
-        return second != null && second.refused() || first == null ? second : first;
+        return (second != null && second.refused()) || first == null ? second : first;
     }
 
     /** What the rest of a statement is read for, beside the calls that every statement is read for. */
@@ -190,7 +191,7 @@ final class TransactionControl {
             this.sessionRules = sessionRules;
         }
 
-        Finding scan() {
+        @Nullable Finding scan() {
             Finding risk = null;
             while (i < n) {
                 skipSpaceAndComments();
@@ -206,7 +207,8 @@ final class TransactionControl {
         }
 
         /** One statement: its first words, then the rest of it up to the next {@code ;}. */
-        private Finding statement() {
+        @SuppressWarnings("ReferenceEquality") // the constant itself
+        private @Nullable Finding statement() {
             String first = word();
             Mode mode = Mode.PLAIN;
             Finding found = null;
@@ -265,7 +267,7 @@ final class TransactionControl {
         }
 
         /** The command at the start of a statement, if it is a transaction-control one. */
-        private String transactionControl(String first) {
+        private @Nullable String transactionControl(String first) {
             switch (first) {
                 case "COMMIT", "END", "ABORT" -> {
                     if (!first.equals("COMMIT")) {
@@ -301,7 +303,7 @@ final class TransactionControl {
         }
 
         /** {@code SET ...}: allowed when transaction-scoped ({@code LOCAL}, {@code TRANSACTION}, {@code CONSTRAINTS}). */
-        private Finding set() {
+        private @Nullable Finding set() {
             String second = word();
             switch (second) {
                 case "LOCAL", "TRANSACTION", "CONSTRAINTS" -> {
@@ -337,7 +339,7 @@ final class TransactionControl {
          * {@code ON COMMIT DROP} ({@link #TEMP_TABLE} then tells the caller to read the rest); a temporary view or
          * sequence cannot, and is refused.
          */
-        private Finding create() {
+        private @Nullable Finding create() {
             boolean temporary = false;
             String word = word();
             for (int modifiers = 0; modifiers < 4; modifiers++) {
@@ -417,7 +419,7 @@ final class TransactionControl {
          * Past the next {@code ;} outside literals and comments, or to the end; on the way, the calls that change the
          * session, and the keywords that {@code mode} looks for (counted in {@link #matched}).
          */
-        private Finding skipStatement(Mode mode) {
+        private @Nullable Finding skipStatement(Mode mode) {
             matched = 0;
             boolean plain = mode == Mode.PLAIN;
             Finding risk = null;
@@ -520,13 +522,14 @@ final class TransactionControl {
          * advisory lock, or {@code set_config} with its third argument read. A quoted identifier names the function
          * only in lower case, as PostgreSQL folds none.
          */
-        private Finding call(int start, int end, boolean quoted) {
+        @SuppressWarnings("ReferenceEquality") // the constant itself
+        private @Nullable Finding call(int start, int end, boolean quoted) {
             int length = end - start;
             if (length != 10 && length != 16 && length != 20 && length != 23 && length != 27) {
                 return null;
             }
             char c = sql.charAt(start);
-            if (c != 's' && c != 'p' && (quoted || c != 'S' && c != 'P')) {
+            if (c != 's' && c != 'p' && (quoted || (c != 'S' && c != 'P'))) {
                 return null;
             }
             Finding found = length == 10 && named(start, "set_config", quoted) ? SET_CONFIG_SESSION
@@ -572,7 +575,7 @@ final class TransactionControl {
          * {@code set_config(name, value, is_local)} from just inside its parenthesis: refused when {@code is_local} is
          * a literal false, allowed when a literal true, a risk otherwise (a parameter, an expression).
          */
-        private Finding setConfigScope(int from) {
+        private @Nullable Finding setConfigScope(int from) {
             i = from;
             int depth = 0;
             int argument = 0;
@@ -604,7 +607,7 @@ final class TransactionControl {
             return SET_CONFIG_UNKNOWN;
         }
 
-        private Finding literalScope(int start, int end) {
+        private @Nullable Finding literalScope(int start, int end) {
             String text = sql.substring(start, end).strip();
             if (text.length() >= 2 && text.charAt(0) == '\'' && text.charAt(text.length() - 1) == '\''
                     && text.indexOf('\'', 1) == text.length() - 1) {
@@ -624,8 +627,8 @@ final class TransactionControl {
          * its own token after another character).
          */
         private boolean escapeString() {
-            return !standardStrings || i >= 2 && (sql.charAt(i - 1) == 'E' || sql.charAt(i - 1) == 'e')
-                    && endsIdentifier(sql.charAt(i - 2));
+            return !standardStrings || (i >= 2 && (sql.charAt(i - 1) == 'E' || sql.charAt(i - 1) == 'e')
+                    && endsIdentifier(sql.charAt(i - 2)));
         }
 
         private boolean afterIdentifier() {
@@ -682,12 +685,12 @@ final class TransactionControl {
 
     /** PostgreSQL's {@code ident_start}: a letter, {@code _}, or a non-ASCII character. */
     private static boolean identifierStart(char c) {
-        return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || c > 127;
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c > 127;
     }
 
     /** PostgreSQL's {@code ident_cont}: those, digits and {@code $}. */
     private static boolean identifierPart(char c) {
-        return identifierStart(c) || c >= '0' && c <= '9' || c == '$';
+        return identifierStart(c) || (c >= '0' && c <= '9') || c == '$';
     }
 
     /** A space, an operator character or a double quote: what ends an identifier for pgJDBC. */
@@ -702,6 +705,6 @@ final class TransactionControl {
 
     /** A dollar quote's tag goes on with letters, {@code _}, non-ASCII characters and digits, never {@code $}. */
     private static boolean dollarTagPart(char c) {
-        return identifierStart(c) || c >= '0' && c <= '9';
+        return identifierStart(c) || (c >= '0' && c <= '9');
     }
 }

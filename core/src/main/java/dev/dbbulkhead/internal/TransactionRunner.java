@@ -15,6 +15,7 @@ import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.stream.BaseStream;
 import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Runs one JDBC transaction for an operation that holds a {@link PermitLease}: open, begin, run work, commit, clean
@@ -37,7 +38,7 @@ final class TransactionRunner {
     private final boolean lockTimeouts;
     private final SessionState sessions;
     /** The database's dialect, learnt once from the first connection; said once when it does not keep every promise. */
-    private volatile Dialect dialect;
+    private volatile @Nullable Dialect dialect;
 
     public TransactionRunner(DataSource source, Telemetry telemetry, boolean statementTimeouts, boolean lockTimeouts) {
         this.source = source;
@@ -47,7 +48,7 @@ final class TransactionRunner {
         this.sessions = new SessionState(source);
     }
 
-    public <T> T run(PermitLease lease, TransactionOptions options, SqlWork<T> work) throws SQLException {
+    public <T> T run(PermitLease lease, @Nullable TransactionOptions options, SqlWork<T> work) throws SQLException {
         // Allocated before the connection is taken: nothing that can fail runs between getConnection() and the
         // try block that closes it.
         return new Transaction<T>(lease).execute(options, work);
@@ -96,13 +97,15 @@ final class TransactionRunner {
      */
     private final class Transaction<T> {
         private final PermitLease lease;
-        private final Deadline deadline;
+        private final @Nullable Deadline deadline;
         private final boolean timed;
+        /** Set by {@link #open()}, the first step, which throws rather than leave it unset: no later step runs without it. */
+        @SuppressWarnings("NullAway.Init")
         private Connection raw;
         private long requestedAt;
         private long acquiredAt;
         private long poolWait;
-        private Restore restore;
+        private @Nullable Restore restore;
         private Outcome outcome = Outcome.ROLLED_BACK;
         private long workNanos;
         /** The transaction is over (committed or rolled back): only then may settings be restored. */
@@ -110,17 +113,18 @@ final class TransactionRunner {
         /** The statement timeout in force is the deadline's. */
         private boolean deadlineTimeout;
         /** On MySQL: the SET that puts the session's own time limits back after the transaction; else null. */
-        private String sessionTimeoutsBack;
+        private @Nullable String sessionTimeoutsBack;
         /** The network timeout before the deadline's bound it, while that one is in force; else -1. */
         private int networkTimeoutBefore = -1;
         /** The caller's interrupt status, cleared after work and set again before returning. */
         private boolean interrupted;
         /** The work's class: its call site, for what it has shown of the session ({@link SessionState}). */
+        @SuppressWarnings("NullAway.Init") // set by execute(), before any step
         private Class<?> site;
         /** The connection work got, once it did: it knows whether work may have changed the session. */
-        private GuardedConnection guarded;
+        private @Nullable GuardedConnection guarded;
         /** The session as the pool lent it, read when the call site has risked it before; else null. */
-        private String sessionBefore;
+        private @Nullable String sessionBefore;
 
         Transaction(PermitLease lease) {
             this.lease = lease;
@@ -128,7 +132,7 @@ final class TransactionRunner {
             this.timed = lease.timed();
         }
 
-        T execute(TransactionOptions options, SqlWork<T> work) throws SQLException {
+        T execute(@Nullable TransactionOptions options, SqlWork<T> work) throws SQLException {
             site = work.getClass();
             open();
             Throwable failure = null;
@@ -152,7 +156,7 @@ final class TransactionRunner {
         private void open() throws SQLException {
             requestedAt = timed ? telemetry.now() : 0;
             if (deadline != null) {
-                openWithin();
+                openWithin(deadline);
                 return;
             }
             try {
@@ -168,7 +172,7 @@ final class TransactionRunner {
          * The pool's wait bounded by the deadline: a pool has no per-call timeout, so the wait is interrupted once
          * the deadline (and a grace) has passed; what it then throws is the deadline's rejection.
          */
-        private void openWithin() throws SQLException {
+        private void openWithin(Deadline deadline) throws SQLException {
             var watchdog = Watchdog.arm(deadline.remainingNanos(telemetry.now()));
             try {
                 raw = source.getConnection();
@@ -223,7 +227,7 @@ final class TransactionRunner {
          * the server no longer than the deadline (and a grace), even where the server cannot cancel anything yet (in
          * PgBouncer's queue for a server connection), and the statements are bounded on the server.
          */
-        private void begin(TransactionOptions options) throws SQLException {
+        private void begin(@Nullable TransactionOptions options) throws SQLException {
             if (sessions.watched(site)) {
                 readSessionBefore();
             }
@@ -231,7 +235,7 @@ final class TransactionRunner {
                     TransactionRunner.this);
             if (deadline != null && statementTimeouts && (isPostgres(raw) || dialect(raw) instanceof Dialect.MySql)) {
                 try {
-                    boundByDeadline();
+                    boundByDeadline(deadline);
                 } catch (Throwable t) {
                     DeadlinePassed passed = workFailed(t); // the first statement: where PgBouncer makes it wait
                     if (passed != null) {
@@ -253,7 +257,7 @@ final class TransactionRunner {
             }
         }
 
-        private void boundByDeadline() throws SQLException {
+        private void boundByDeadline(Deadline deadline) throws SQLException {
             long remaining = deadline.remainingNanos(telemetry.now());
             int before = raw.getNetworkTimeout();
             raw.setNetworkTimeout(Runnable::run, ServerTimeouts.networkMillis(remaining));
@@ -296,7 +300,7 @@ final class TransactionRunner {
          * After work failed and the transaction was rolled back: whether a procedure work called had committed inside
          * it (or that cannot be read), in which case part of what work did may have taken effect.
          */
-        private CommitOutcomeUnknownException committedByProcedure(Throwable failure) {
+        private @Nullable CommitOutcomeUnknownException committedByProcedure(Throwable failure) {
             long[] before = guarded == null ? null : guarded.endsBeforeProcedure();
             if (before == null) {
                 return null;
@@ -321,13 +325,13 @@ final class TransactionRunner {
          * Before the commit: a procedure work called rolled the transaction back inside it, so committing the rest
          * would commit part of the work; rolled back, and told so (or as unknown where it had also committed).
          */
-        private SQLException rolledBackByProcedure() throws SQLException {
+        private @Nullable SQLException rolledBackByProcedure() throws SQLException {
             long[] before = guarded == null ? null : guarded.endsBeforeProcedure();
             if (before == null) {
                 return null;
             }
             long[] after = dialect(raw).transactionEnds(raw);
-            if (after[1] == before[1]) {
+            if (after == null || after[1] == before[1]) {
                 return null; // none, or only COMMITs inside: what work did is committed either way
             }
             if (after[0] > before[0]) {
@@ -355,14 +359,14 @@ final class TransactionRunner {
          * Rolls back; returns what a statement cut short by the deadline becomes: {@link DeadlinePassed}, or null
          * (then {@code t} is rethrown as it is).
          */
-        private DeadlinePassed workFailed(Throwable t) {
+        private @Nullable DeadlinePassed workFailed(Throwable t) {
             ended = rollbackInto(t);
             if (deadline == null || !(t instanceof SQLException e) || deadline.remainingNanos(telemetry.now()) > 0) {
                 return null;
             }
             // Past the deadline, a cancelled statement or a lock not obtained is the deadline's timeout firing.
             Dialect d = dialect;
-            if (d != null && (deadlineTimeout && d.statementTimedOut(e) || lockTimeouts && d.lockTimedOut(e))) {
+            if (d != null && ((deadlineTimeout && d.statementTimedOut(e)) || (lockTimeouts && d.lockTimedOut(e)))) {
                 return new DeadlinePassed(Stage.STATEMENT, Nanos.overdue(deadline.remainingNanos(telemetry.now())), e);
             }
             if (networkTimeoutBefore != -1 && ServerTimeouts.timedOutOnTheSocket(e)) {
@@ -454,7 +458,7 @@ final class TransactionRunner {
          * would commit the failed work), the connection closed whatever happened before, the end reported, and the
          * caller's interrupt status set again.
          */
-        private void cleanUp(Throwable failure) throws CommitOutcomeUnknownException {
+        private void cleanUp(@Nullable Throwable failure) throws CommitOutcomeUnknownException {
             if (failure != null) {
                 lease.transactionFailed(failure);
             }
@@ -471,7 +475,7 @@ final class TransactionRunner {
             }
         }
 
-        private void uncleaned(Throwable failure, Throwable cleanup) throws CommitOutcomeUnknownException {
+        private void uncleaned(@Nullable Throwable failure, Throwable cleanup) throws CommitOutcomeUnknownException {
             if (failure != null) {
                 failure.addSuppressed(cleanup);
             } else {
@@ -488,7 +492,7 @@ final class TransactionRunner {
             }
         }
 
-        private Throwable restoreAndClose() {
+        private @Nullable Throwable restoreAndClose() {
             Throwable failure = null;
             boolean discard = false;
             // The session's own time limits go back, or the connection does not go back to the pool.
@@ -500,8 +504,11 @@ final class TransactionRunner {
                     }
                     putSessionTimeoutsBack();
                     timeoutsLeft = false;
-                    restore.apply(raw);
-                    discard = sessionChanged(this);
+                    Restore r = restore;
+                    if (r != null) {
+                        r.apply(raw);
+                    }
+                    discard = r == null || sessionChanged(this); // nothing recorded to put back: not pooled again
                 }
             } catch (Throwable t) {
                 failure = t;

@@ -3,6 +3,7 @@ package dev.dbbulkhead.internal;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.concurrent.ScheduledFuture;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Bounds a wait that takes no timeout of ours (a pool's {@code getConnection()}) by interrupting the waiting thread
@@ -30,7 +31,7 @@ final class Watchdog implements Runnable {
     private final Thread thread = Thread.currentThread();
     @SuppressWarnings("unused") // through STATE
     private volatile int state;
-    private ScheduledFuture<?> task;
+    private @Nullable ScheduledFuture<?> task;
 
     private Watchdog() {}
 
@@ -52,7 +53,10 @@ final class Watchdog implements Runnable {
     /** Stops the watchdog; true when it had fired (its interrupt is then cleared). */
     boolean disarm() {
         if (STATE.compareAndSet(this, ARMED, DISARMED)) {
-            task.cancel(false);
+            var t = task;
+            if (t != null) {
+                t.cancel(false);
+            }
             return false;
         }
         while (state == FIRING) {

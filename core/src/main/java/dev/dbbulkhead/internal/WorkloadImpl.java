@@ -8,6 +8,7 @@ import dev.dbbulkhead.Workload;
 import dev.dbbulkhead.WorkloadConfig;
 import java.sql.SQLException;
 import java.time.Duration;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The one implementation of {@link Workload}: checks the caller's arguments, takes a lease from its {@link Admission},
@@ -50,7 +51,7 @@ final class WorkloadImpl implements Workload {
     }
 
     /** One transaction inside one lease; a deadline passed inside becomes the public rejection, once released. */
-    private <T> T run(Duration queueWait, Deadline deadline, TransactionOptions options, SqlWork<T> work)
+    private <T> T run(@Nullable Duration queueWait, @Nullable Deadline deadline, @Nullable TransactionOptions options, SqlWork<T> work)
             throws SQLException, InterruptedException {
         PermitLease lease = admission.admit(queueWait, deadline, false);
         try {

@@ -50,4 +50,7 @@
  * {@code PermitsModelCheckTest} (Lincheck, every interleaving, with waiters that leave), {@code PermitsLeavingTest},
  * {@code StackOverflowWhileWaitingTest}, {@code DeadWaitersTest}, {@code LeakedLeasesTest}.
  */
+@NullMarked
 package dev.dbbulkhead.internal;
+
+import org.jspecify.annotations.NullMarked;
