@@ -105,19 +105,19 @@ public final class DbBulkhead {
      * @throws IllegalStateException when called from inside {@code work} of this barrier on the same thread, or
      *     when {@code work} returns a JDBC resource or a stream
      */
-    public <T> T transaction(Duration queueWait, SqlWork<T> work)
+    public <T extends @Nullable Object> T transaction(Duration queueWait, SqlWork<T> work)
             throws SQLException, InterruptedException {
         return defaultWorkload.transaction(queueWait, work);
     }
 
     /** Runs {@code work} in the default workload, bounded end to end by {@code deadline}. */
-    public <T> T transaction(Deadline deadline, SqlWork<T> work)
+    public <T extends @Nullable Object> T transaction(Deadline deadline, SqlWork<T> work)
             throws SQLException, InterruptedException {
         return defaultWorkload.transaction(deadline, work);
     }
 
     /** Runs {@code work} in the default workload with {@code options}. */
-    public <T> T transaction(TransactionOptions options, SqlWork<T> work)
+    public <T extends @Nullable Object> T transaction(TransactionOptions options, SqlWork<T> work)
             throws SQLException, InterruptedException {
         return defaultWorkload.transaction(options, work);
     }

@@ -2,6 +2,7 @@ package dev.dbbulkhead;
 
 import java.sql.Connection;
 import java.sql.SQLException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The work of one transaction, run by {@link Workload#transaction}. It runs synchronously on the caller's thread, on
@@ -10,6 +11,6 @@ import java.sql.SQLException;
  * {@code ResultSet} or stream, which are refused).
  */
 @FunctionalInterface
-public interface SqlWork<T> {
+public interface SqlWork<T extends @Nullable Object> {
     T run(Connection connection) throws SQLException;
 }

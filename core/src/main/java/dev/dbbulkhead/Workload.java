@@ -2,6 +2,7 @@ package dev.dbbulkhead;
 
 import java.sql.SQLException;
 import java.time.Duration;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One workload's budget inside a {@link DbBulkhead}: B execution permits ({@link #concurrent()}) and Q more admission
@@ -26,13 +27,13 @@ public interface Workload {
      * Runs {@code work} in one JDBC transaction, waiting at most {@code queueWait} for an execution permit: the
      * article's contract. See {@link DbBulkhead#transaction(Duration, SqlWork)}.
      */
-    <T> T transaction(Duration queueWait, SqlWork<T> work) throws SQLException, InterruptedException;
+    <T extends @Nullable Object> T transaction(Duration queueWait, SqlWork<T> work) throws SQLException, InterruptedException;
 
     /** Runs {@code work} in one transaction bounded by {@code deadline}. See {@link Deadline}. */
-    <T> T transaction(Deadline deadline, SqlWork<T> work) throws SQLException, InterruptedException;
+    <T extends @Nullable Object> T transaction(Deadline deadline, SqlWork<T> work) throws SQLException, InterruptedException;
 
     /** Runs {@code work} in one transaction with {@code options} (wait or deadline, read-only, isolation). */
-    <T> T transaction(TransactionOptions options, SqlWork<T> work) throws SQLException, InterruptedException;
+    <T extends @Nullable Object> T transaction(TransactionOptions options, SqlWork<T> work) throws SQLException, InterruptedException;
 
     /**
      * Admission without a transaction: waits at most {@code queueWait} for an execution permit and returns a

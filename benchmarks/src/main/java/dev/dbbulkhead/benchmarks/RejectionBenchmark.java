@@ -8,6 +8,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -86,7 +87,7 @@ public class RejectionBenchmark {
     }
 
     @Benchmark
-    public Object article() {
+    public @Nullable Object article() {
         try {
             if (!slots.tryAcquire()) {
                 throw new RejectedExecutionException("db admission full");

@@ -1,6 +1,7 @@
 package dev.dbbulkhead.internal;
 
 import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -55,7 +56,7 @@ public class SqlGuardBenchmark {
     }
 
     @Benchmark
-    public String find() {
+    public @Nullable String find() {
         return TransactionControl.find(sql);
     }
 
@@ -64,7 +65,7 @@ public class SqlGuardBenchmark {
      * cost on MySQL against the cost on PostgreSQL ({@link #find}) in one run; new cores only.
      */
     @Benchmark
-    public Object mysql() {
+    public @Nullable Object mysql() {
         return MySqlStatements.inspect(sql, true, false);
     }
 }

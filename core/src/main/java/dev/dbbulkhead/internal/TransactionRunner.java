@@ -48,7 +48,7 @@ final class TransactionRunner {
         this.sessions = new SessionState(source);
     }
 
-    public <T> T run(PermitLease lease, @Nullable TransactionOptions options, SqlWork<T> work) throws SQLException {
+    public <T extends @Nullable Object> T run(PermitLease lease, @Nullable TransactionOptions options, SqlWork<T> work) throws SQLException {
         // Allocated before the connection is taken: nothing that can fail runs between getConnection() and the
         // try block that closes it.
         return new Transaction<T>(lease).execute(options, work);
@@ -95,7 +95,7 @@ final class TransactionRunner {
      * One transaction on one connection, as a list of short steps (open, begin, run work, commit, clean up), each
      * with its failure handling out of line; lives for one call, on the caller's thread.
      */
-    private final class Transaction<T> {
+    private final class Transaction<T extends @Nullable Object> {
         private final PermitLease lease;
         private final @Nullable Deadline deadline;
         private final boolean timed;

@@ -46,6 +46,7 @@ import java.util.EnumMap;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.ToDoubleFunction;
@@ -159,7 +160,7 @@ public final class DbBulkheadMetrics implements BulkheadListener {
 
     @Override
     public void onRejected(Workload workload, RejectionReason reason, long waitedNanos) {
-        meters(workload).rejections.get(reason).increment();
+        meters(workload).rejection(reason).increment();
     }
 
     @Override
@@ -171,7 +172,7 @@ public final class DbBulkheadMetrics implements BulkheadListener {
     public void onFinished(Workload workload, Outcome outcome, long permitWaitNanos, long poolWaitNanos,
             long holdNanos, long workNanos) {
         Meters m = meters(workload);
-        m.outcomes.get(outcome).increment();
+        m.outcome(outcome).increment();
         if (outcome == Outcome.RELEASED) {
             m.permitHold.record(holdNanos, TimeUnit.NANOSECONDS);
             return; // a lease: the caller's own transaction, whose connection the barrier never saw
@@ -199,6 +200,14 @@ public final class DbBulkheadMetrics implements BulkheadListener {
         final Counter overloadSignals;
         final Counter auditsServed;
         final Counter auditsRefusedRightly;
+
+        Counter rejection(RejectionReason reason) {
+            return Objects.requireNonNull(rejections.get(reason), "a counter for every reason");
+        }
+
+        Counter outcome(Outcome outcome) {
+            return Objects.requireNonNull(outcomes.get(outcome), "a counter for every outcome");
+        }
 
         Meters(MeterRegistry registry, Tags tags) {
             for (RejectionReason r : RejectionReason.values()) {

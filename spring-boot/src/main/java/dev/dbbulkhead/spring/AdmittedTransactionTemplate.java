@@ -2,10 +2,12 @@ package dev.dbbulkhead.spring;
 
 import dev.dbbulkhead.Deadline;
 import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.support.TransactionCallback;
 import org.springframework.transaction.support.TransactionTemplate;
+import java.util.Objects;
 
 /**
  * Spring's {@link TransactionTemplate} inside an admission: takes a permit of the workload, runs the transaction
@@ -35,17 +37,17 @@ public class AdmittedTransactionTemplate {
     }
 
     /** Runs {@code action} in a transaction of the default workload. */
-    public <T> T execute(TransactionCallback<T> action) {
+    public <T extends @Nullable Object> T execute(TransactionCallback<T> action) {
         return execute(null, action);
     }
 
     /** Runs {@code action} in a transaction admitted to {@code workload}. */
-    public <T> T execute(String workload, TransactionCallback<T> action) {
+    public <T extends @Nullable Object> T execute(@Nullable String workload, TransactionCallback<T> action) {
         return admission.call(workload, null, "AdmittedTransactionTemplate.execute",
                 () -> templateFor(admission.currentDeadline()).execute(action));
     }
 
-    private TransactionTemplate templateFor(Deadline deadline) {
+    private TransactionTemplate templateFor(@Nullable Deadline deadline) {
         if (deadline == null) {
             return template;
         }
@@ -55,7 +57,8 @@ public class AdmittedTransactionTemplate {
         if (own != TransactionDefinition.TIMEOUT_DEFAULT && own <= seconds) {
             return template;
         }
-        var bounded = new TransactionTemplate(template.getTransactionManager(), template);
+        var bounded = new TransactionTemplate(Objects.requireNonNull(template.getTransactionManager(),
+                "the template's transaction manager"), template);
         bounded.setTimeout(seconds);
         return bounded;
     }

@@ -18,6 +18,7 @@ import java.util.Set;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.transaction.TransactionExecution;
@@ -53,18 +54,18 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
 public class DbBulkheadAdmission implements TransactionExecutionListener {
     /** Code run inside an admission ({@link #currentLease()} and {@link #currentDeadline()} tell its lease). */
     @FunctionalInterface
-    public interface AdmittedCall<T, E extends Throwable> {
+    public interface AdmittedCall<T extends @Nullable Object, E extends Throwable> {
         T call() throws E;
     }
 
     /** One thread's admission: its lease, and the physical transactions it has open. */
     private static final class Scope {
         final WorkloadSettings workload;
-        final Deadline deadline;
-        Lease lease;
+        final @Nullable Deadline deadline;
+        @Nullable Lease lease;
         final Set<TransactionExecution> transactions = Collections.newSetFromMap(new IdentityHashMap<>());
 
-        Scope(WorkloadSettings workload, Deadline deadline) {
+        Scope(WorkloadSettings workload, @Nullable Deadline deadline) {
             this.workload = workload;
             this.deadline = deadline;
         }
@@ -77,6 +78,7 @@ public class DbBulkheadAdmission implements TransactionExecutionListener {
     private final DbBulkhead bulkhead;
     private final DbBulkheadSettings settings;
     private final ObservationRegistry observations;
+    @SuppressWarnings("ThreadLocalUsage") // one per admission bean, that is per barrier: deliberately not static
     private final ThreadLocal<Scope> scope = new ThreadLocal<>();
 
     public DbBulkheadAdmission(DbBulkhead bulkhead, DbBulkheadSettings settings) {
@@ -112,7 +114,7 @@ public class DbBulkheadAdmission implements TransactionExecutionListener {
      * @throws IllegalStateException when a rule above is broken (nothing ran)
      * @throws CancellationException when interrupted while waiting (nothing ran; the interrupt flag is set)
      */
-    public <T, E extends Throwable> T call(String workload, Duration queueWait, String caller,
+    public <T extends @Nullable Object, E extends Throwable> T call(@Nullable String workload, @Nullable Duration queueWait, String caller,
             AdmittedCall<T, E> call) throws E {
         WorkloadSettings target = settings.named(workload, caller);
         Scope outer = scope.get();
@@ -170,7 +172,7 @@ public class DbBulkheadAdmission implements TransactionExecutionListener {
      * {@code workload} and {@code outcome}: {@code admitted}, or the rejection's reason in lower case, or
      * {@code interrupted}), so that the wait for a permit shows as its own span in a trace.
      */
-    private Lease acquire(Scope admitted, Duration queueWait, String caller) {
+    private Lease acquire(Scope admitted, @Nullable Duration queueWait, String caller) {
         WorkloadSettings target = admitted.workload;
         Observation observation = Observation.createNotStarted(OBSERVATION, observations)
                 .contextualName("db-bulkhead admission")
@@ -192,13 +194,15 @@ public class DbBulkheadAdmission implements TransactionExecutionListener {
         }
     }
 
-    private Lease acquireNow(Scope admitted, Duration queueWait, String caller) {
+    private Lease acquireNow(Scope admitted, @Nullable Duration queueWait, String caller) {
         WorkloadSettings target = admitted.workload;
         Workload w = bulkhead.workload(target.name());
         Duration wait = queueWait != null ? queueWait : target.queueWait();
         try {
-            if (admitted.deadline != null && target.deadline().compareTo(wait) <= 0) {
-                return w.acquire(admitted.deadline);
+            Deadline started = admitted.deadline;
+            Duration deadline = target.deadline();
+            if (started != null && deadline != null && deadline.compareTo(wait) <= 0) {
+                return w.acquire(started);
             }
             return w.acquire(wait);
         } catch (InterruptedException interrupted) {
@@ -211,13 +215,13 @@ public class DbBulkheadAdmission implements TransactionExecutionListener {
     }
 
     /** The lease of this thread's admission, or null when it is not admitted. */
-    public Lease currentLease() {
+    public @Nullable Lease currentLease() {
         Scope s = scope.get();
         return s == null ? null : s.lease;
     }
 
     /** The deadline of this thread's admission (its workload's {@code deadline}, started at admission), or null. */
-    public Deadline currentDeadline() {
+    public @Nullable Deadline currentDeadline() {
         Scope s = scope.get();
         return s == null ? null : s.deadline;
     }
@@ -241,7 +245,7 @@ public class DbBulkheadAdmission implements TransactionExecutionListener {
     }
 
     @Override
-    public void afterBegin(TransactionExecution transaction, Throwable beginFailure) {
+    public void afterBegin(TransactionExecution transaction, @Nullable Throwable beginFailure) {
         Scope s = scope.get();
         if (s != null && beginFailure == null && physical(transaction)) {
             s.transactions.add(transaction);
@@ -249,12 +253,12 @@ public class DbBulkheadAdmission implements TransactionExecutionListener {
     }
 
     @Override
-    public void afterCommit(TransactionExecution transaction, Throwable commitFailure) {
+    public void afterCommit(TransactionExecution transaction, @Nullable Throwable commitFailure) {
         ended(transaction);
     }
 
     @Override
-    public void afterRollback(TransactionExecution transaction, Throwable rollbackFailure) {
+    public void afterRollback(TransactionExecution transaction, @Nullable Throwable rollbackFailure) {
         ended(transaction);
     }
 

@@ -1,5 +1,7 @@
 package dev.dbbulkhead.spring;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * A {@code db-bulkhead.*} setting that cannot work: the message says what is wrong and names the property,
  * {@link #action()} what to change. {@link DbBulkheadFailureAnalyzer} turns it into Spring Boot's start-up report,
@@ -7,7 +9,7 @@ package dev.dbbulkhead.spring;
  */
 public class DbBulkheadConfigurationException extends IllegalStateException {
     private final String action;
-    private final String property;
+    private final @Nullable String property;
 
     public DbBulkheadConfigurationException(String description, String action) {
         this(description, action, null, null);
@@ -18,7 +20,7 @@ public class DbBulkheadConfigurationException extends IllegalStateException {
      *     property's
      * @param cause what the barrier's builder refused, or null
      */
-    public DbBulkheadConfigurationException(String description, String action, String property, Throwable cause) {
+    public DbBulkheadConfigurationException(String description, String action, @Nullable String property, @Nullable Throwable cause) {
         super(description, cause);
         this.action = action;
         this.property = property;
@@ -30,7 +32,7 @@ public class DbBulkheadConfigurationException extends IllegalStateException {
     }
 
     /** The property at fault, or null. */
-    public String property() {
+    public @Nullable String property() {
         return property;
     }
 }

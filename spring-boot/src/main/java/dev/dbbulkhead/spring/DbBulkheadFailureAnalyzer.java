@@ -1,5 +1,6 @@
 package dev.dbbulkhead.spring;
 
+import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.source.ConfigurationProperty;
 import org.springframework.boot.context.properties.source.ConfigurationPropertyName;
 import org.springframework.boot.context.properties.source.ConfigurationPropertySource;
@@ -29,7 +30,7 @@ class DbBulkheadFailureAnalyzer extends AbstractFailureAnalyzer<DbBulkheadConfig
     }
 
     /** Where {@code property} was set, or null. */
-    String origin(String property) {
+    @Nullable String origin(@Nullable String property) {
         if (property == null || environment == null || !ConfigurationPropertyName.isValid(property)) {
             return null;
         }

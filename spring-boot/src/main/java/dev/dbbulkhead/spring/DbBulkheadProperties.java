@@ -6,6 +6,7 @@ import dev.dbbulkhead.WorkloadConfig;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
 /**
@@ -30,7 +31,7 @@ public class DbBulkheadProperties {
     /** The barrier's name in messages, metrics and the actuator endpoint. */
     private String name = "db";
     /** The workload used where none is named; required when more than one is declared. */
-    private String defaultWorkload;
+    private @Nullable String defaultWorkload;
     /** Allow JPA's open-in-view, which keeps the connection past the permit's release. */
     private boolean allowOpenInView;
     /**
@@ -48,7 +49,7 @@ public class DbBulkheadProperties {
      * The most operations of all workloads in flight at once, which elastic workloads share with the regular ones.
      * Default: the pool's maximum size.
      */
-    private Integer sharedLimit;
+    private @Nullable Integer sharedLimit;
     /**
      * The workloads, by name: each with concurrent (B: how many may hold a connection at once; required),
      * extra-slots (Q: how many more may wait; default 0), queue (fifo, the default, or deadline: admission bounded by
@@ -67,7 +68,7 @@ public class DbBulkheadProperties {
      */
     public static class Workload {
         /** B: operations of this workload that may hold a connection at once. Required. */
-        private Integer concurrent;
+        private @Nullable Integer concurrent;
         /** Q: operations more that may wait for an execution permit. */
         private Integer extraSlots = 0;
         /**
@@ -86,23 +87,23 @@ public class DbBulkheadProperties {
         private Duration queueWait = DbBulkheadSettings.DEFAULT_QUEUE_WAIT;
         /** A deadline started at admission: bounds the permit wait and, in AdmittedTransactionTemplate, the
          * transaction's timeout. */
-        private Duration deadline;
+        private @Nullable Duration deadline;
         /** Allow REQUIRES_NEW (a second connection) while an admitted transaction is suspended on the thread. */
         private boolean allowRequiresNew;
         /** Refuse at once a caller that almost surely (99 %) cannot get a permit within its queue wait or deadline. */
         private boolean predictiveRejection;
         /** When set, the workload's limit adapts to the database's latency, between this minimum and concurrent. */
-        private Integer adaptiveLimitMin;
+        private @Nullable Integer adaptiveLimitMin;
         /**
          * The adaptive limit's latency target: the mean time from call to release above which it is cut. Default:
          * half of what the callers' deadlines allow.
          */
-        private Duration adaptiveLatencyTarget;
+        private @Nullable Duration adaptiveLatencyTarget;
         /**
          * The share (0 to 1, e.g. 0.02) of the callers predictive rejection would refuse that are admitted anyway, to
          * measure how many refusals were false (BulkheadListener.onPredictionAudited). Default: none.
          */
-        private Double predictionAudit;
+        private @Nullable Double predictionAudit;
 
         /**
          * These settings as the core's workload configuration, checked there.
@@ -110,7 +111,7 @@ public class DbBulkheadProperties {
          * @throws dev.dbbulkhead.InvalidSettingException naming the setting the core refused
          */
         WorkloadConfig config(String name) {
-            var config = WorkloadConfig.builder(name).concurrent(concurrent)
+            var config = WorkloadConfig.builder(name).concurrent(concurrent == null ? 0 : concurrent) // 0: refused
                     .extraSlots(extraSlots == null ? 0 : extraSlots).queue(queue).priority(priority)
                     .predictiveRejection(predictiveRejection);
             if (predictionAudit != null) {
@@ -141,27 +142,27 @@ public class DbBulkheadProperties {
             this.queue = queue;
         }
 
-        public Duration getAdaptiveLatencyTarget() {
+        public @Nullable Duration getAdaptiveLatencyTarget() {
             return adaptiveLatencyTarget;
         }
 
-        public void setAdaptiveLatencyTarget(Duration adaptiveLatencyTarget) {
+        public void setAdaptiveLatencyTarget(@Nullable Duration adaptiveLatencyTarget) {
             this.adaptiveLatencyTarget = adaptiveLatencyTarget;
         }
 
-        public Double getPredictionAudit() {
+        public @Nullable Double getPredictionAudit() {
             return predictionAudit;
         }
 
-        public void setPredictionAudit(Double predictionAudit) {
+        public void setPredictionAudit(@Nullable Double predictionAudit) {
             this.predictionAudit = predictionAudit;
         }
 
-        public Integer getAdaptiveLimitMin() {
+        public @Nullable Integer getAdaptiveLimitMin() {
             return adaptiveLimitMin;
         }
 
-        public void setAdaptiveLimitMin(Integer adaptiveLimitMin) {
+        public void setAdaptiveLimitMin(@Nullable Integer adaptiveLimitMin) {
             this.adaptiveLimitMin = adaptiveLimitMin;
         }
 
@@ -173,11 +174,11 @@ public class DbBulkheadProperties {
             this.predictiveRejection = predictiveRejection;
         }
 
-        public Integer getConcurrent() {
+        public @Nullable Integer getConcurrent() {
             return concurrent;
         }
 
-        public void setConcurrent(Integer concurrent) {
+        public void setConcurrent(@Nullable Integer concurrent) {
             this.concurrent = concurrent;
         }
 
@@ -197,11 +198,11 @@ public class DbBulkheadProperties {
             this.queueWait = queueWait;
         }
 
-        public Duration getDeadline() {
+        public @Nullable Duration getDeadline() {
             return deadline;
         }
 
-        public void setDeadline(Duration deadline) {
+        public void setDeadline(@Nullable Duration deadline) {
             this.deadline = deadline;
         }
 
@@ -280,11 +281,11 @@ public class DbBulkheadProperties {
         this.name = name;
     }
 
-    public String getDefaultWorkload() {
+    public @Nullable String getDefaultWorkload() {
         return defaultWorkload;
     }
 
-    public void setDefaultWorkload(String defaultWorkload) {
+    public void setDefaultWorkload(@Nullable String defaultWorkload) {
         this.defaultWorkload = defaultWorkload;
     }
 
@@ -296,11 +297,11 @@ public class DbBulkheadProperties {
         this.leakDetectionThreshold = leakDetectionThreshold;
     }
 
-    public Integer getSharedLimit() {
+    public @Nullable Integer getSharedLimit() {
         return sharedLimit;
     }
 
-    public void setSharedLimit(Integer sharedLimit) {
+    public void setSharedLimit(@Nullable Integer sharedLimit) {
         this.sharedLimit = sharedLimit;
     }
 

@@ -16,6 +16,7 @@ import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The {@link DbBulkheadProperties}, checked: each workload's budget and admission by the core's
@@ -37,7 +38,7 @@ public final class DbBulkheadSettings {
      * One workload: its core configuration, and how the starter calls it: the longest wait for a permit, the
      * deadline started at admission (null: none), and whether a second connection (REQUIRES_NEW) is allowed.
      */
-    public record WorkloadSettings(WorkloadConfig config, Duration queueWait, Duration deadline,
+    public record WorkloadSettings(WorkloadConfig config, Duration queueWait, @Nullable Duration deadline,
             boolean allowRequiresNew) {
         /** The workload's name. */
         public String name() {
@@ -59,10 +60,10 @@ public final class DbBulkheadSettings {
     private final boolean allowOpenInView;
     private final int poolSize;
     private final Duration leakDetectionThreshold;
-    private final Integer sharedLimit;
+    private final @Nullable Integer sharedLimit;
 
     private DbBulkheadSettings(String name, Map<String, WorkloadSettings> workloads, String defaultWorkload,
-            boolean allowOpenInView, int poolSize, Duration leakDetectionThreshold, Integer sharedLimit) {
+            boolean allowOpenInView, int poolSize, Duration leakDetectionThreshold, @Nullable Integer sharedLimit) {
         this.sharedLimit = sharedLimit;
         this.name = name;
         this.workloads = workloads;
@@ -174,7 +175,7 @@ public final class DbBulkheadSettings {
      * The property behind a setting of {@code workload} (null for the barrier's), or null where only a customizer sets
      * it (a workload no property declares, the sizing hint).
      */
-    private static String property(Setting setting, String workload) {
+    private static @Nullable String property(Setting setting, @Nullable String workload) {
         return switch (setting) {
             case POOL_SIZE -> "spring.datasource.hikari.maximum-pool-size";
             case SIZING_HINT_QUEUE_WAIT, SIZING_HINT_HOLD_TIME -> null;
@@ -185,7 +186,7 @@ public final class DbBulkheadSettings {
     }
 
     /** A rule of the core's with the settings it names written as this workload's (or the barrier's) properties. */
-    private static String inProperties(String rule, String workload) {
+    private static String inProperties(String rule, @Nullable String workload) {
         Matcher m = SETTING_NAME.matcher(rule);
         var out = new StringBuilder();
         while (m.find()) {
@@ -224,7 +225,7 @@ public final class DbBulkheadSettings {
         }
     }
 
-    private static String defaultWorkload(String configured, Map<String, WorkloadSettings> workloads) {
+    private static String defaultWorkload(@Nullable String configured, Map<String, WorkloadSettings> workloads) {
         if (configured == null || configured.isBlank()) {
             if (workloads.size() > 1) {
                 throw new DbBulkheadConfigurationException(PREFIX + "default-workload is not set, and "
@@ -268,7 +269,7 @@ public final class DbBulkheadSettings {
      *
      * @throws IllegalArgumentException naming the caller, the workload and the ones declared, when there is none
      */
-    public WorkloadSettings named(String workload, String caller) {
+    public WorkloadSettings named(@Nullable String workload, String caller) {
         String wanted = workload == null || workload.isEmpty() ? defaultWorkload : workload;
         WorkloadSettings found = workloads.get(wanted);
         if (found == null) {
@@ -279,7 +280,7 @@ public final class DbBulkheadSettings {
     }
 
     /** The workload called {@code name}, or null. */
-    public WorkloadSettings workload(String name) {
+    public @Nullable WorkloadSettings workload(String name) {
         return workloads.get(name);
     }
 

@@ -15,6 +15,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
+import org.jspecify.annotations.Nullable;
 import org.springframework.aop.Advisor;
 import org.springframework.aop.Pointcut;
 import org.springframework.aop.framework.Advised;
@@ -38,6 +39,7 @@ import org.springframework.scheduling.annotation.Async;
 import org.springframework.scheduling.annotation.AsyncAnnotationAdvisor;
 import org.springframework.util.ClassUtils;
 import org.springframework.util.ReflectionUtils;
+import java.util.Objects;
 
 /**
  * Applies {@link DbWorkload}. As Spring's own {@code @ConcurrencyLimit} post-processor does, it adds its advisor
@@ -70,6 +72,7 @@ public class DbWorkloadBeanPostProcessor extends AbstractBeanFactoryAwareAdvisin
     /** Set once the start-up check has run: a bean created later (lazy, prototype) fails its own creation. */
     private volatile boolean started;
 
+    @SuppressWarnings("this-escape") // classTarget runs on calls, long after construction
     public DbWorkloadBeanPostProcessor(ObjectProvider<DbBulkheadAdmission> admission) {
         this.admission = admission;
         setBeforeExistingAdvisors(true);
@@ -93,7 +96,7 @@ public class DbWorkloadBeanPostProcessor extends AbstractBeanFactoryAwareAdvisin
     }
 
     /** What one annotated method asks for: its workload (resolved), its queue wait (null: the workload's). */
-    record Target(String workload, Duration queueWait, String caller) {}
+    record Target(String workload, @Nullable Duration queueWait, String caller) {}
 
     @Override
     public Object postProcessAfterInitialization(Object bean, String beanName) {
@@ -136,9 +139,10 @@ public class DbWorkloadBeanPostProcessor extends AbstractBeanFactoryAwareAdvisin
                 async = i;
             }
         }
-        if (mine >= 0 && async > mine && !advised.isFrozen()) {
+        Advisor ours = this.advisor;
+        if (ours != null && mine >= 0 && async > mine && !advised.isFrozen()) {
             advised.removeAdvisor(mine);
-            advised.addAdvisor(async, this.advisor); // right after the async advisor, now one place earlier
+            advised.addAdvisor(async, ours); // right after the async advisor, now one place earlier
         }
     }
 
@@ -160,7 +164,7 @@ public class DbWorkloadBeanPostProcessor extends AbstractBeanFactoryAwareAdvisin
      * What {@code method}, seen on {@code type} (annotated {@code onType}, or null), asks for: null when it carries no
      * annotation, or when it cannot be admitted (the problem, naming the method, added to {@code found}).
      */
-    private Target read(Method method, Class<?> type, DbWorkload onType, List<String> found) {
+    private @Nullable Target read(Method method, Class<?> type, @Nullable DbWorkload onType, List<String> found) {
         DbWorkload onMethod = AnnotatedElementUtils.findMergedAnnotation(method, DbWorkload.class);
         int modifiers = method.getModifiers();
         boolean fromType = onMethod == null && onType != null && Modifier.isPublic(modifiers)
@@ -183,7 +187,7 @@ public class DbWorkloadBeanPostProcessor extends AbstractBeanFactoryAwareAdvisin
             found.add(caller + " " + afterReturn);
             return null;
         }
-        return target(onMethod != null ? onMethod : onType, caller, found);
+        return target(onMethod != null ? onMethod : Objects.requireNonNull(onType, "fromType"), caller, found);
     }
 
     /**
@@ -224,7 +228,7 @@ public class DbWorkloadBeanPostProcessor extends AbstractBeanFactoryAwareAdvisin
     }
 
     /** The annotation's attributes, placeholders resolved; null (and a problem noted) when malformed. */
-    private Target target(DbWorkload annotation, String caller, List<String> found) {
+    private @Nullable Target target(DbWorkload annotation, String caller, List<String> found) {
         String workload = resolve(annotation.value());
         String wait = resolve(annotation.queueWait());
         Duration queueWait = null;
@@ -251,6 +255,7 @@ public class DbWorkloadBeanPostProcessor extends AbstractBeanFactoryAwareAdvisin
         return resolved == null ? "" : resolved;
     }
 
+    @SuppressWarnings("NullAway.Init") // set by Spring (BeanFactoryAware) before any bean is post-processed
     private BeanFactory beans;
 
     @Override
@@ -343,10 +348,10 @@ public class DbWorkloadBeanPostProcessor extends AbstractBeanFactoryAwareAdvisin
         }
 
         @Override
-        public Object invoke(MethodInvocation invocation) throws Throwable {
+        public @Nullable Object invoke(MethodInvocation invocation) throws Throwable {
             Target target = targetOf.apply(invocation);
-            return admission.getObject().call(target.workload(), target.queueWait(), target.caller(),
-                    invocation::proceed);
+            return admission.getObject().<@Nullable Object, Throwable>call(target.workload(), target.queueWait(),
+                    target.caller(), invocation::proceed);
         }
     }
 }

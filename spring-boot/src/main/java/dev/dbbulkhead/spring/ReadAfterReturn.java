@@ -10,6 +10,7 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Flow;
 import java.util.concurrent.Future;
 import java.util.stream.BaseStream;
+import org.jspecify.annotations.Nullable;
 import org.springframework.util.ClassUtils;
 
 /**
@@ -27,7 +28,7 @@ final class ReadAfterReturn {
     private ReadAfterReturn() {}
 
     /** Why a method declared to return {@code type} cannot be admitted, or null when it can. */
-    static String why(Class<?> type) {
+    static @Nullable String why(Class<?> type) {
         for (String name : LAZY) {
             if (ClassUtils.isPresent(name, type.getClassLoader())
                     && ClassUtils.resolveClassName(name, type.getClassLoader()).isAssignableFrom(type)) {

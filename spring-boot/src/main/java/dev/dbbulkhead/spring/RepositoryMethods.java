@@ -6,10 +6,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import org.aopalliance.intercept.MethodInvocation;
+import org.jspecify.annotations.Nullable;
 import org.springframework.aop.framework.Advised;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.aop.support.StaticMethodMatcherPointcut;
 import org.springframework.core.annotation.AnnotatedElementUtils;
+import java.util.Objects;
 
 /**
  * The admitted methods of one repository: a JDK proxy whose {@link DbWorkload} sits on interfaces that its target
@@ -73,7 +75,7 @@ final class RepositoryMethods<T> extends StaticMethodMatcherPointcut {
 
     /** The target of a call through the proxy (only matched methods reach the interceptor). */
     T target(MethodInvocation invocation) {
-        return targets.get(Signature.of(invocation.getMethod()));
+        return Objects.requireNonNull(targets.get(Signature.of(invocation.getMethod())), "a matched method");
     }
 
     @Override

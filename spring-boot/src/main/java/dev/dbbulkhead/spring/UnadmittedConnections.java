@@ -12,6 +12,7 @@ import java.util.function.Predicate;
 import javax.sql.DataSource;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.aop.framework.AopProxyUtils;
@@ -72,10 +73,10 @@ public class UnadmittedConnections implements BeanPostProcessor, BeanFactoryAwar
     private final LongAdder count = new LongAdder();
     private final Set<String> logged = ConcurrentHashMap.newKeySet();
     /** Set once the context has been refreshed (read then, so that no bean is created from getConnection). */
-    private volatile DbBulkheadAdmission admission;
+    private volatile @Nullable DbBulkheadAdmission admission;
     /** The application's own packages (its {@code @SpringBootApplication} class's), once known; else empty. */
     private volatile List<String> applicationPackages = List.of();
-    private ConfigurableListableBeanFactory beanFactory;
+    private @Nullable ConfigurableListableBeanFactory beanFactory;
 
     public UnadmittedConnections(Mode mode, ObjectProvider<DbBulkheadAdmission> admissions) {
         this.mode = mode;
@@ -168,7 +169,7 @@ public class UnadmittedConnections implements BeanPostProcessor, BeanFactoryAwar
     }
 
     /** Why a class-based proxy cannot stand for {@code type} (a final class, a final getConnection), or null. */
-    private static String notSubclassable(Class<?> type) {
+    private static @Nullable String notSubclassable(Class<?> type) {
         if (Modifier.isFinal(type.getModifiers())) {
             return "is a final class";
         }
@@ -190,7 +191,7 @@ public class UnadmittedConnections implements BeanPostProcessor, BeanFactoryAwar
         }
     }
 
-    private Object getConnection(MethodInvocation invocation) throws Throwable {
+    private @Nullable Object getConnection(MethodInvocation invocation) throws Throwable {
         DbBulkheadAdmission started = admission;
         if (started == null || started.currentLease() != null) {
             return invocation.proceed(); // before start-up, or admitted

@@ -10,12 +10,14 @@ import java.sql.SQLException;
 import java.sql.SQLFeatureNotSupportedException;
 import java.util.EnumMap;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Random;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 import java.util.logging.Logger;
 import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Wraps a real data source (a pool over the real PostgreSQL) and injects faults on purpose: exceptions at
@@ -86,9 +88,13 @@ public final class FaultyDataSource implements DataSource {
         return this;
     }
 
+    private AtomicInteger counter(Point point) {
+        return Objects.requireNonNull(injected.get(point), "every point has a counter");
+    }
+
     /** How many faults were injected at {@code point}. */
     public int injected(Point point) {
-        return injected.get(point).get();
+        return counter(point).get();
     }
 
     /** Connections handed out and not yet closed through this wrapper. */
@@ -105,13 +111,13 @@ public final class FaultyDataSource implements DataSource {
             }
         }
         if (p > 0) {
-            injected.get(point).incrementAndGet();
+            counter(point).incrementAndGet();
             return true;
         }
         return false;
     }
 
-    private void hook(Point point, Connection connection) {
+    private void hook(Point point, @Nullable Connection connection) {
         Consumer<Connection> hook;
         synchronized (this) {
             hook = hooks.get(point);
@@ -122,7 +128,7 @@ public final class FaultyDataSource implements DataSource {
     }
 
     /** Throws {@code t} whatever its type: an injected fault may be a checked exception nobody declares. */
-    @SuppressWarnings("unchecked")
+    @SuppressWarnings({"unchecked", "TypeParameterUnusedInFormals"}) // the point: T is whatever the caller needs
     public static <T extends Throwable> T sneaky(Throwable t) throws T {
         throw (T) t;
     }
@@ -137,7 +143,7 @@ public final class FaultyDataSource implements DataSource {
     }
 
     @Override
-    public Connection getConnection() throws SQLException {
+    public @Nullable Connection getConnection() throws SQLException {
         hook(Point.GET_CONNECTION, null);
         if (fires(Point.GET_CONNECTION)) {
             throw FaultyDataSource.<SQLException>sneaky(injectedFault(Point.GET_CONNECTION));
@@ -160,7 +166,7 @@ public final class FaultyDataSource implements DataSource {
         }
 
         @Override
-        public Object invoke(Object proxy, Method method, Object[] args) throws Throwable {
+        public @Nullable Object invoke(Object proxy, Method method, Object[] args) throws Throwable {
             String name = method.getName();
             int arity = args == null ? 0 : args.length;
             if (name.equals("setAutoCommit")) {

@@ -18,6 +18,7 @@ import java.sql.Struct;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.Executor;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A connection that does nothing, so that a benchmark measures the barrier's own path and the permit and failure-path
@@ -57,7 +58,7 @@ public final class NoopConnection implements Connection {
     @Override public void setCatalog(String catalog) throws SQLException { throw unused(); }
     @Override public String getCatalog() throws SQLException { throw unused(); }
     @Override public void setTransactionIsolation(int level) throws SQLException { throw unused(); }
-    @Override public SQLWarning getWarnings() { return null; }
+    @Override public @Nullable SQLWarning getWarnings() { return null; }
     @Override public void clearWarnings() {}
     @Override public Statement createStatement(int a, int b) throws SQLException { throw unused(); }
     @Override public PreparedStatement prepareStatement(String s, int a, int b) throws SQLException { throw unused(); }
@@ -87,7 +88,7 @@ public final class NoopConnection implements Connection {
     @Override public boolean isValid(int timeout) { return !closed; }
     @Override public void setClientInfo(String name, String value) {}
     @Override public void setClientInfo(Properties properties) {}
-    @Override public String getClientInfo(String name) { return null; }
+    @Override public @Nullable String getClientInfo(String name) { return null; }
     @Override public Properties getClientInfo() { return new Properties(); }
     @Override public Array createArrayOf(String t, Object[] e) throws SQLException { throw unused(); }
     @Override public Struct createStruct(String t, Object[] a) throws SQLException { throw unused(); }

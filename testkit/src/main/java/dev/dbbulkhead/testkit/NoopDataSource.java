@@ -5,6 +5,7 @@ import java.sql.Connection;
 import java.sql.SQLFeatureNotSupportedException;
 import java.util.logging.Logger;
 import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Hands out one {@link NoopConnection} per thread, reopened each time, like a pool with no contention and no
@@ -25,7 +26,7 @@ public final class NoopDataSource implements DataSource {
         return getConnection();
     }
 
-    @Override public PrintWriter getLogWriter() { return null; }
+    @Override public @Nullable PrintWriter getLogWriter() { return null; }
     @Override public void setLogWriter(PrintWriter out) {}
     @Override public void setLoginTimeout(int seconds) {}
     @Override public int getLoginTimeout() { return 0; }

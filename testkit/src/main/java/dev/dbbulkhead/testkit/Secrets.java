@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -26,7 +27,7 @@ public final class Secrets {
 
     /** {@code url} with every password it carries (as the driver parses it) replaced by {@code ***}. */
     public static String redact(String url) {
-        return url == null ? null : mask(url, passwordsIn(url));
+        return mask(url, passwordsIn(url));
     }
 
     /**
@@ -40,13 +41,13 @@ public final class Secrets {
         }
         int query = url.indexOf('?');
         if (query >= 0) {
-            for (String parameter : url.substring(query + 1).split("&")) {
+            for (String parameter : url.substring(query + 1).split("&", -1)) {
                 passwordValue(parameter, found);
             }
         }
         int semicolon = url.indexOf(';');
         if (semicolon >= 0 && query < 0) { // other drivers' syntax: jdbc:...;password=...
-            for (String parameter : url.substring(semicolon + 1).split(";")) {
+            for (String parameter : url.substring(semicolon + 1).split(";", -1)) {
                 passwordValue(parameter, found);
             }
         }
@@ -58,7 +59,7 @@ public final class Secrets {
         return new ArrayList<>(found);
     }
 
-    private static void passwordValue(String parameter, LinkedHashSet<String> found) {
+    private static void passwordValue(String parameter, Set<String> found) {
         int equals = parameter.indexOf('=');
         if (equals > 0 && parameter.substring(0, equals).toLowerCase(Locale.ROOT).endsWith("password")) {
             String value = parameter.substring(equals + 1);
@@ -76,9 +77,6 @@ public final class Secrets {
      * driver's message that quotes a mangled host name), then any password parameter and {@code user:password@} left.
      */
     public static String mask(String text, List<String> secrets) {
-        if (text == null) {
-            return null;
-        }
         String masked = text;
         List<String> longestFirst = new ArrayList<>();
         for (String secret : secrets) {

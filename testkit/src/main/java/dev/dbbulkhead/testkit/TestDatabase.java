@@ -17,6 +17,7 @@ import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The PostgreSQL server that the demo and the tests talk to, one per JVM.
@@ -58,11 +59,11 @@ public final class TestDatabase {
     private final String user;
     private final String password;
     private final String description;
-    private volatile EmbeddedPostgres embedded;
-    private final Path dataDirectory;
+    private volatile @Nullable EmbeddedPostgres embedded;
+    private final @Nullable Path dataDirectory;
 
     private TestDatabase(String jdbcUrl, String user, String password, String description,
-            EmbeddedPostgres embedded, Path dataDirectory) {
+            @Nullable EmbeddedPostgres embedded, @Nullable Path dataDirectory) {
         this.jdbcUrl = jdbcUrl;
         this.user = user;
         this.password = password;
@@ -71,7 +72,7 @@ public final class TestDatabase {
         this.dataDirectory = dataDirectory;
     }
 
-    private static volatile TestDatabase instance;
+    private static volatile @Nullable TestDatabase instance;
 
     /**
      * The server for this JVM, started on the first call.
@@ -151,7 +152,10 @@ public final class TestDatabase {
         Runtime.getRuntime().addShutdownHook(Thread.ofPlatform().unstarted(() -> {
             try {
                 closeOpenPools();
-                db.embedded.close();
+                EmbeddedPostgres server = db.embedded;
+                if (server != null) {
+                    server.close();
+                }
                 deleteRecursively(data);
             } catch (IOException ignored) {
                 // The JVM is exiting; the server's own shutdown and cleanup are best effort.
@@ -197,13 +201,15 @@ public final class TestDatabase {
      * a database restart looks to a running application. Only for the embedded server.
      */
     public synchronized void restartEmbedded(Duration down) throws IOException, InterruptedException {
-        if (embedded == null) {
+        EmbeddedPostgres server = embedded;
+        Path data = dataDirectory;
+        if (server == null || data == null) {
             throw new IllegalStateException("only the embedded server can be restarted; this is " + description);
         }
-        int port = embedded.getPort();
-        embedded.close();
+        int port = server.getPort();
+        server.close();
         Thread.sleep(down.toMillis());
-        embedded = embeddedBuilder(dataDirectory, port).start();
+        embedded = embeddedBuilder(data, port).start();
     }
 
     public String jdbcUrl() {
@@ -243,7 +249,7 @@ public final class TestDatabase {
     }
 
     /** The same, its connections named {@code applicationName} in {@code pg_stat_activity} (when not null). */
-    public HikariDataSource pool(int size, Duration connectionTimeout, String applicationName) {
+    public HikariDataSource pool(int size, Duration connectionTimeout, @Nullable String applicationName) {
         HikariConfig config = config(size, connectionTimeout);
         if (applicationName != null) {
             config.addDataSourceProperty("ApplicationName", applicationName);

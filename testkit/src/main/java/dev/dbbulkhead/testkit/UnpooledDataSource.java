@@ -7,6 +7,7 @@ import java.sql.SQLException;
 import java.sql.SQLFeatureNotSupportedException;
 import java.util.logging.Logger;
 import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A new driver connection for every {@code getConnection()}, as a pool's freshly opened connection is: no pool, no
@@ -33,7 +34,7 @@ public class UnpooledDataSource implements DataSource {
         return DriverManager.getConnection(url, username, password);
     }
 
-    @Override public PrintWriter getLogWriter() { return null; }
+    @Override public @Nullable PrintWriter getLogWriter() { return null; }
     @Override public void setLogWriter(PrintWriter out) {}
     @Override public void setLoginTimeout(int seconds) {}
     @Override public int getLoginTimeout() { return 0; }

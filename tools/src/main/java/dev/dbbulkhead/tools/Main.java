@@ -47,7 +47,7 @@ public final class Main implements Runnable {
         // A bad value is one line and exit status 2 for every command, as an unreachable server is (no usage dump).
         cl.setParameterExceptionHandler((e, args) -> {
             var err = e.getCommandLine().getErr();
-            err.println("error: " + Secrets.mask(e.getMessage(), List.of()) + suggestion(e) + " (see '"
+            err.println("error: " + Secrets.mask(String.valueOf(e.getMessage()), List.of()) + suggestion(e) + " (see '"
                     + e.getCommandLine().getCommandSpec().qualifiedName() + " --help')");
             err.flush();
             return 2;

@@ -5,6 +5,7 @@ import dev.dbbulkhead.spring.DbBulkheadAdmission;
 import dev.dbbulkhead.spring.DbBulkheadSettings.WorkloadSettings;
 import java.time.Duration;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 
@@ -41,6 +42,6 @@ public class DbBulkheadEndpoint {
      * One workload: its budget, waits, the limit in force ({@code concurrent} unless {@code adaptive}), and current
      * use. {@code deadline} is null when none is set.
      */
-    public record WorkloadView(String name, int concurrent, int extraSlots, Duration queueWait, Duration deadline,
+    public record WorkloadView(String name, int concurrent, int extraSlots, Duration queueWait, @Nullable Duration deadline,
             int limit, boolean adaptive, int executing, int waiting, int availablePermits, int availableSlots) {}
 }

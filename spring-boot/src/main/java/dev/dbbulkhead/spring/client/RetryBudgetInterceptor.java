@@ -10,6 +10,7 @@ import java.time.format.DateTimeParseException;
 import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
 import org.springframework.http.HttpMethod;
 import org.springframework.http.HttpRequest;
 import org.springframework.http.client.ClientHttpRequestExecution;
@@ -92,7 +93,7 @@ public final class RetryBudgetInterceptor implements ClientHttpRequestIntercepto
         return response;
     }
 
-    static Duration retryAfter(String header) {
+    static Duration retryAfter(@Nullable String header) {
         if (header == null || header.isBlank()) {
             return DEFAULT_RETRY_AFTER;
         }

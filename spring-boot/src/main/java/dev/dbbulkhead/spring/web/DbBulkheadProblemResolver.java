@@ -11,6 +11,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 import org.springframework.core.Ordered;
 import org.springframework.web.servlet.HandlerExceptionResolver;
 import org.springframework.web.servlet.ModelAndView;
@@ -110,7 +111,7 @@ public class DbBulkheadProblemResolver implements HandlerExceptionResolver, Orde
     }
 
     @Override
-    public ModelAndView resolveException(HttpServletRequest request, HttpServletResponse response, Object handler,
+    public @Nullable ModelAndView resolveException(HttpServletRequest request, HttpServletResponse response, @Nullable Object handler,
             Exception ex) {
         BulkheadRejectedException rejected = rejection(ex);
         boolean poolTimeout = rejected == null && poolTimeout(ex);
@@ -144,7 +145,7 @@ public class DbBulkheadProblemResolver implements HandlerExceptionResolver, Orde
     }
 
     /** The rejection, or one that caused {@code ex} (a proxy may wrap it). */
-    private static BulkheadRejectedException rejection(Throwable ex) {
+    private static @Nullable BulkheadRejectedException rejection(Throwable ex) {
         for (Throwable t : causes(ex)) {
             if (t instanceof BulkheadRejectedException rejected) {
                 return rejected;
@@ -186,7 +187,7 @@ public class DbBulkheadProblemResolver implements HandlerExceptionResolver, Orde
         return problem(why, rejected.reason().name(), rejected.workload(), instance);
     }
 
-    private String problem(String why, String reason, String workload, String instance) {
+    private String problem(String why, String reason, @Nullable String workload, String instance) {
         return "{\"type\":\"about:blank\",\"title\":\"" + status.title + "\",\"status\":" + status.code + ",\"detail\":"
                 + json("The database is at capacity: " + why + ". Retry after " + retryAfterSeconds + " s.")
                 + ",\"instance\":" + json(instance) + ",\"reason\":" + json(reason)

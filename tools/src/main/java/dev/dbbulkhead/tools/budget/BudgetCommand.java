@@ -12,8 +12,10 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Properties;
 import java.util.concurrent.Callable;
+import org.jspecify.annotations.Nullable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -179,7 +181,7 @@ public final class BudgetCommand implements Callable<Integer> {
     }
 
     /** The poolers' tier, read from --pgbouncer and/or given by hand (what is given wins); null when direct. */
-    private ConnectionBudget.Poolers poolers(PrintWriter out) throws IOException {
+    private ConnectionBudget.@Nullable Poolers poolers(PrintWriter out) throws IOException {
         if (pgbouncer == null && maxClientConn == null && maxDbConnections == null && reservePool == null) {
             return null;
         }
@@ -199,8 +201,8 @@ public final class BudgetCommand implements Callable<Integer> {
                     + " (and --reserve-pool), or --pgbouncer HOST:PORT to read them");
         }
         var settings = new PgBouncerSettings(read != null ? read.database() : "(given)",
-                maxClientConn != null ? maxClientConn : read.maxClientConn(),
-                maxDbConnections != null ? maxDbConnections : read.maxDbConnections(),
+                maxClientConn != null ? maxClientConn : Objects.requireNonNull(read).maxClientConn(),
+                maxDbConnections != null ? maxDbConnections : Objects.requireNonNull(read).maxDbConnections(),
                 reservePool != null ? reservePool : read != null ? read.reservePool() : 0,
                 read != null ? read.poolMode() : "transaction");
         return new ConnectionBudget.Poolers(poolerCount, settings);

@@ -5,6 +5,7 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The fleet's connection arithmetic: {@code peak instances × pool size + other clients ≤ budget}, where the
@@ -14,7 +15,7 @@ import java.util.Map;
  * Immutable; {@link #of} checks every input.
  */
 public record ConnectionBudget(int instances, int surge, int poolSize, Map<String, Integer> others, int maxConnections,
-        int reserved, Poolers poolers) {
+        int reserved, @Nullable Poolers poolers) {
 
     /** {@code count} poolers, each with {@code settings}; null in a direct budget. */
     record Poolers(int count, PgBouncerSettings settings) {
@@ -37,7 +38,7 @@ public record ConnectionBudget(int instances, int surge, int poolSize, Map<Strin
     }
 
     static ConnectionBudget of(int instances, int surge, int poolSize, Map<String, Integer> others,
-            int maxConnections, int reserved, Poolers poolers) {
+            int maxConnections, int reserved, @Nullable Poolers poolers) {
         List<String> errors = new ArrayList<>();
         if (instances < 1) {
             errors.add("--instances must be >= 1, was " + instances);

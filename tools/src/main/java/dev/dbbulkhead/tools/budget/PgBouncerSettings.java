@@ -2,6 +2,7 @@ package dev.dbbulkhead.tools.budget;
 
 import java.util.List;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What one PgBouncer accepts from clients and opens to PostgreSQL for one database, read from its admin console.
@@ -10,7 +11,7 @@ import java.util.Map;
  * the most this PgBouncer opens to PostgreSQL for the database: its {@code max_db_connections} (per database, else
  * global), else its pool size, plus the reserve pool.
  */
-record PgBouncerSettings(String database, int maxClientConn, int maxDbConnections, int reservePool, String poolMode) {
+record PgBouncerSettings(String database, int maxClientConn, int maxDbConnections, int reservePool, @Nullable String poolMode) {
 
     long serverConnections() {
         return (long) maxDbConnections + reservePool; // both may be as large as an int: no overflow
@@ -50,12 +51,12 @@ record PgBouncerSettings(String database, int maxClientConn, int maxDbConnection
                 mode != null && !mode.isEmpty() ? mode : setting(config, "pool_mode"));
     }
 
-    private static String setting(List<Map<String, String>> config, String key) {
+    private static @Nullable String setting(List<Map<String, String>> config, String key) {
         return config.stream().filter(r -> key.equals(r.get("key"))).map(r -> r.get("value")).findFirst()
                 .orElse(null);
     }
 
-    private static String column(Map<String, String> row, String... candidates) {
+    private static @Nullable String column(Map<String, String> row, String... candidates) {
         for (String c : candidates) {
             if (row.containsKey(c)) {
                 return row.get(c);
@@ -64,7 +65,7 @@ record PgBouncerSettings(String database, int maxClientConn, int maxDbConnection
         return null;
     }
 
-    private static int integer(String value, String name) {
+    private static int integer(@Nullable String value, String name) {
         if (value == null || value.isBlank()) {
             return 0;
         }

@@ -3,6 +3,7 @@ package dev.dbbulkhead.tools.budget;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The queue in PgBouncer that no barrier sees: clients of a database waiting for a server connection
@@ -30,7 +31,7 @@ record PoolerQueue(String database, int clientsActive, int clientsWaiting, int s
         return new PoolerQueue(database, active, waiting, servers, maxWait);
     }
 
-    private static int number(String s) {
+    private static int number(@Nullable String s) {
         if (s == null || s.isBlank()) {
             return 0;
         }

@@ -24,6 +24,7 @@ import java.util.Properties;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -275,7 +276,7 @@ public final class FleetCommand implements Callable<Integer> {
     }
 
     /** Each topology's run, in order, keyed by its label; null (and the error told) when the server went away. */
-    private Map<String, FleetReport.Run> runAll(List<FleetTopology> chosen, int withinPool, String user,
+    private @Nullable Map<String, FleetReport.Run> runAll(List<FleetTopology> chosen, int withinPool, String user,
             String password, PrintWriter out, PrintWriter err) throws InterruptedException {
         var fleet = new Fleet(out);
         Thread onCtrlC = Thread.ofPlatform().unstarted(fleet::stopAll);
@@ -449,7 +450,7 @@ public final class FleetCommand implements Callable<Integer> {
             this.out = out;
         }
 
-        FleetReport.Run run(FleetTopology topology, String url, int size, String console, String user, String password)
+        FleetReport.Run run(FleetTopology topology, String url, int size, @Nullable String console, String user, String password)
                 throws IOException, SQLException, InterruptedException {
             var sampler = new FleetSampler(dbUrl, user, password, console, ROLE);
             var samplerThread = Thread.ofPlatform().daemon().start(sampler);

@@ -72,7 +72,7 @@ public final class FleetInstance {
                 if (sleep > 0) {
                     TimeUnit.NANOSECONDS.sleep(sleep);
                 }
-                load.submit(() -> stats.call(db, settings, intended));
+                var unused = load.submit(() -> stats.call(db, settings, intended)); // call() reports its own end
             }
         }
         System.out.println(FleetLines.result(stats.result(settings.name())));

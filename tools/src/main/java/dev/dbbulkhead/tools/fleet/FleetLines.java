@@ -33,12 +33,12 @@ final class FleetLines {
     static Output read(String text) {
         var result = new LinkedHashMap<String, String>();
         var limits = new ArrayList<long[]>();
-        for (String line : text.split("\n")) {
+        for (String line : text.split("\n", -1)) {
             if (line.startsWith(LIMIT)) {
-                String[] parts = line.trim().split(" ");
+                String[] parts = line.trim().split(" ", -1);
                 limits.add(new long[] {Long.parseLong(parts[1]), Long.parseLong(parts[2])});
             } else if (line.startsWith(RESULT)) {
-                for (String kv : line.substring(RESULT.length()).trim().split(" ")) {
+                for (String kv : line.substring(RESULT.length()).trim().split(" ", -1)) {
                     int eq = kv.indexOf('=');
                     result.put(kv.substring(0, eq), kv.substring(eq + 1));
                 }

@@ -1,17 +1,19 @@
 package dev.dbbulkhead.tools.fleet;
 
+import dev.dbbulkhead.tools.support.Svg;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.function.ToLongFunction;
+import org.jspecify.annotations.Nullable;
 
 /** The fleet run's table and chart (server connections over time, per topology, with the limit). */
 final class FleetReport {
     private FleetReport() {}
 
     /** One topology's run: each instance's result line, and the samples. */
-    record Run(List<Map<String, String>> instances, List<FleetSampler.Sample> samples, String samplingFailure,
+    record Run(List<Map<String, String>> instances, List<FleetSampler.Sample> samples, @Nullable String samplingFailure,
             List<List<long[]>> limits, long startMillis) {
         /** Σ L over the adaptive instances at {@code millis} since the start (each one's last report before it). */
         long sumOfLimits(long millis) {
@@ -86,106 +88,51 @@ final class FleetReport {
     }
 
     static String svg(Map<String, Run> runs, int limit) {
-        int w = 760;
-        int h = 300;
-        int left = 50;
-        int top = 30;
-        int plotW = w - left - 170;
-        int plotH = h - top - 40;
         double maxT = runs.values().stream().mapToDouble(Run::seconds).filter(d -> !Double.isNaN(d)).max().orElse(1);
         long maxY = Math.max(limit, runs.values().stream().mapToLong(r -> r.peak(FleetSampler.Sample::serverConnections))
                 .max().orElse(1)) + 5;
-        String[] colors = {"#c0392b", "#2471a3", "#229954", "#7d3c98"};
-        var s = new StringBuilder(String.format(Locale.ROOT,
-                "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" font-family=\"sans-serif\" "
-                        + "font-size=\"12\">%n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>%n", w, h));
-        s.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"18\" font-weight=\"bold\">Server connections of the "
-                + "fleet over time (N, N + surge, N)</text>%n", left));
-        s.append(String.format(Locale.ROOT, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"black\"/>%n", left,
-                top + plotH, left + plotW, top + plotH));
-        s.append(String.format(Locale.ROOT, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"black\"/>%n", left, top,
-                left, top + plotH));
-        double yLimit = top + plotH - (double) limit / maxY * plotH;
-        s.append(String.format(Locale.ROOT, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"gray\" "
-                + "stroke-dasharray=\"4 3\"/><text x=\"%d\" y=\"%.1f\" fill=\"gray\">limit %d</text>%n", left, yLimit,
-                left + plotW, yLimit, left + plotW + 4, yLimit + 4, limit));
-        s.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"%d\">0</text><text x=\"%d\" y=\"%d\">%d</text>%n",
-                left - 14, top + plotH + 4, left - 30, top + 4, maxY));
-        s.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"%d\">seconds (0 – %.0f)</text>%n", left + plotW / 2 - 40,
-                h - 8, maxT));
+        var svg = new Svg(760, 300).title(50, 18, "Server connections of the fleet over time (N, N + surge, N)");
+        var panel = svg.lines(50, 30, 540, 230, maxT, (double) maxY, "s").level(limit, "limit " + limit);
         int i = 0;
         for (var e : runs.entrySet()) {
-            String color = colors[i % colors.length];
-            var points = new StringBuilder();
-            for (var sample : e.getValue().samples()) {
-                points.append(String.format(Locale.ROOT, "%.1f,%.1f ", left + sample.millis() / 1e3 / maxT * plotW,
-                        top + plotH - (double) sample.serverConnections() / maxY * plotH));
-            }
-            s.append(String.format(Locale.ROOT, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" "
-                    + "points=\"%s\"/>%n", color, points.toString().trim()));
-            s.append(String.format(Locale.ROOT, "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"3\" fill=\"%s\"/>"
-                    + "<text x=\"%d\" y=\"%d\">%s</text>%n", left + plotW + 4, top + 40 + i * 18, color,
-                    left + plotW + 20, top + 45 + i * 18, e.getKey()));
-            i++;
+            var points = e.getValue().samples().stream()
+                    .map(x -> new double[] {x.millis() / 1e3, (double) x.serverConnections()}).toList();
+            panel.line(points, Svg.COLOURS.get(i++ % Svg.COLOURS.size()), 2, e.getKey());
         }
-        return s.append("</svg>\n").toString();
+        return svg.end();
     }
 
     /**
      * Per adaptive topology, over time: Σ L over its instances, PgBouncer's clients waiting and its server
      * connections (where it has PgBouncer), against the pool size PgBouncer serves; null when none ran.
      */
-    static String adaptiveSvg(Map<String, Run> runs, int poolerPool) {
+    static @Nullable String adaptiveSvg(Map<String, Run> runs, int poolerPool) {
         var adaptive = runs.entrySet().stream().filter(e -> !e.getValue().limits().isEmpty()).toList();
         if (adaptive.isEmpty()) {
             return null;
         }
-        int w = 760;
         int panel = 230;
-        int left = 50;
-        int plotW = w - left - 190;
-        var s = new StringBuilder(String.format(Locale.ROOT, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
-                + "height=\"%d\" font-family=\"sans-serif\" font-size=\"12\">%n<rect width=\"100%%\" height=\"100%%\" "
-                + "fill=\"white\"/>%n", w, adaptive.size() * panel + 10));
+        var svg = new Svg(760, adaptive.size() * panel + 10);
         int y = 0;
         for (var e : adaptive) {
             Run r = e.getValue();
-            int top = y + 30;
-            int plotH = panel - 70;
-            double maxT = Math.max(1, r.seconds());
             long maxY = 5 + Math.max(poolerPool, r.samples().stream().mapToLong(x -> Math.max(r.sumOfLimits(x.millis()),
                     Math.max(x.clientsWaiting(), x.poolerServers()))).max().orElse(1));
-            s.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"%d\" font-weight=\"bold\">%s: Σ L of the "
-                    + "instances, PgBouncer's clients waiting and server connections</text>%n", left, y + 18, e.getKey()));
-            s.append(String.format(Locale.ROOT, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" "
-                    + "stroke=\"#ccc\"/>%n", left, top, plotW, plotH));
-            double yPool = top + plotH - (double) poolerPool / maxY * plotH;
-            s.append(String.format(Locale.ROOT, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"gray\" "
-                    + "stroke-dasharray=\"4 3\"/><text x=\"%d\" y=\"%.1f\" fill=\"gray\">PgBouncer pool %d</text>%n",
-                    left, yPool, left + plotW, yPool, left + plotW + 4, yPool + 4, poolerPool));
-            s.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"%d\">0</text><text x=\"%d\" y=\"%d\">%d</text>"
-                    + "<text x=\"%d\" y=\"%d\">%.0f s</text>%n", left - 14, top + plotH + 4, left - 30, top + 10,
-                    maxY, left + plotW - 20, top + plotH + 16, maxT));
-            String[][] series = {{"Σ L", "#2471a3"}, {"clients waiting", "#c0392b"}, {"server connections", "#229954"}};
-            for (int k = 0; k < series.length; k++) {
-                var points = new StringBuilder();
-                for (var x : r.samples()) {
-                    long v = switch (k) {
-                        case 0 -> r.sumOfLimits(x.millis());
-                        case 1 -> Math.max(0, x.clientsWaiting());
-                        default -> Math.max(0, x.poolerServers());
-                    };
-                    points.append(String.format(Locale.ROOT, "%.1f,%.1f ", left + x.millis() / 1e3 / maxT * plotW,
-                            top + plotH - (double) v / maxY * plotH));
-                }
-                s.append(String.format(Locale.ROOT, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" "
-                        + "points=\"%s\"/>%n", series[k][1], points.toString().trim()));
-                s.append(String.format(Locale.ROOT, "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"3\" fill=\"%s\"/>"
-                        + "<text x=\"%d\" y=\"%d\">%s</text>%n", left + plotW + 4, top + 30 + k * 18, series[k][1],
-                        left + plotW + 20, top + 35 + k * 18, series[k][0]));
-            }
+            svg.title(50, y + 18, e.getKey() + ": Σ L of the instances, PgBouncer's clients waiting and server "
+                    + "connections");
+            svg.lines(50, y + 30, 520, panel - 70, Math.max(1, r.seconds()), (double) maxY, "s")
+                    .level(poolerPool, "PgBouncer pool " + poolerPool)
+                    .line(series(r, x -> r.sumOfLimits(x.millis())), Svg.COLOURS.get(0), 1.5, "Σ L")
+                    .line(series(r, x -> Math.max(0, x.clientsWaiting())), Svg.COLOURS.get(4), 1.5, "clients waiting")
+                    .line(series(r, x -> Math.max(0, x.poolerServers())), Svg.COLOURS.get(2), 1.5,
+                            "server connections");
             y += panel;
         }
-        return s.append("</svg>\n").toString();
+        return svg.end();
+    }
+
+    /** {seconds, value} for each sample of {@code run}. */
+    private static List<double[]> series(Run run, ToLongFunction<FleetSampler.Sample> value) {
+        return run.samples().stream().map(x -> new double[] {x.millis() / 1e3, (double) value.applyAsLong(x)}).toList();
     }
 }

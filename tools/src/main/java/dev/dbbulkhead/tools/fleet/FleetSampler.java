@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import dev.dbbulkhead.tools.support.AdminConsole;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Every 200 ms during a fleet run: the fleet role's server connections ({@code pg_stat_activity}) and, behind
@@ -26,13 +27,13 @@ final class FleetSampler implements Runnable {
     private final String url;
     private final String user;
     private final String password;
-    private final String console;
+    private final @Nullable String console;
     private final String role;
     private final List<Sample> samples = new CopyOnWriteArrayList<>();
     private volatile boolean stopped;
-    private volatile String failure;
+    private volatile @Nullable String failure;
 
-    FleetSampler(String url, String user, String password, String console, String role) {
+    FleetSampler(String url, String user, String password, @Nullable String console, String role) {
         this.url = url;
         this.user = user;
         this.password = password;
@@ -92,7 +93,7 @@ final class FleetSampler implements Runnable {
         }
     }
 
-    private static int number(String s) {
+    private static int number(@Nullable String s) {
         return s == null || s.isEmpty() ? 0 : Integer.parseInt(s);
     }
 
@@ -105,7 +106,7 @@ final class FleetSampler implements Runnable {
     }
 
     /** Why sampling stopped early, or null. */
-    String failure() {
+    @Nullable String failure() {
         return failure;
     }
 }

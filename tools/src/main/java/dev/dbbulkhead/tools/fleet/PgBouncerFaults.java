@@ -34,6 +34,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
 import dev.dbbulkhead.tools.support.AdminConsole;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Faults of the middle tier, each under open-loop load through PgBouncer: a barrier (adaptive, B = pool) over a
@@ -85,7 +86,7 @@ final class PgBouncerFaults {
     record Result(Fault fault, long operations, long committed, Map<String, Long> told, long unknownPresent,
             long unknownAbsent, long lost, long doubled, long contradicted, long maxWaitMillis, long overdue,
             long recoveryMillis, long overloadSignals, int limitBefore, int lowestLimit, int limitAfter,
-            String leaks) {
+            @Nullable String leaks) {
         /** Every reported outcome agrees with the ledger, and nothing leaked. */
         boolean reconciled() {
             return lost == 0 && doubled == 0 && contradicted == 0 && leaks == null;
@@ -214,7 +215,7 @@ final class PgBouncerFaults {
         }
     }
 
-    private static String config(AdminConsole c, String key) throws IOException {
+    private static @Nullable String config(AdminConsole c, String key) throws IOException {
         for (var row : c.query("SHOW CONFIG")) {
             if (key.equals(row.get("key"))) {
                 return row.get("value");
@@ -315,7 +316,7 @@ final class PgBouncerFaults {
     }
 
     /** Null when the barrier and the pool are back to rest, else what is still out. */
-    private static String leaks(Workload w, HikariDataSource ds) throws InterruptedException {
+    private static @Nullable String leaks(Workload w, HikariDataSource ds) throws InterruptedException {
         String state = null;
         for (int i = 0; i < 50; i++) { // a connection broken by the fault may take a moment to be evicted
             int active = ds.getHikariPoolMXBean().getActiveConnections();
@@ -330,7 +331,7 @@ final class PgBouncerFaults {
     }
 
     private Result reconcile(Fault fault, String runId, Load load, Map<Long, String> told, long faultEnd,
-            int limitAfter, String leaks) throws SQLException {
+            int limitAfter, @Nullable String leaks) throws SQLException {
         var rows = new HashMap<Long, Integer>();
         try (Connection c = connect();
                 var s = c.prepareStatement("SELECT id, count(*) FROM " + LEDGER + " WHERE run = ? GROUP BY id")) {

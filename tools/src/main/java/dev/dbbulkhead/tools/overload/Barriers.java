@@ -16,10 +16,14 @@ import java.sql.SQLTransientConnectionException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Random;
+import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
 import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
 
 /** The configurations that the overload tool compares, each running one operation its own way. */
 enum Barriers {
@@ -173,7 +177,7 @@ enum Barriers {
         }
     }
 
-    static Result classify(Throwable t) {
+    static Result classify(@Nullable Throwable t) {
         if (t == null) {
             return Result.SUCCEEDED;
         }
@@ -193,5 +197,25 @@ enum Barriers {
             return Result.FAILED_POOL_TIMEOUT;
         }
         return Result.FAILED_OTHER;
+    }
+
+    /** Operations per second that {@code callers} in a closed loop get for {@code seconds}, straight on the pool. */
+    static double closedLoopRate(DataSource ds, CapacityScenario.Work work, int callers, double seconds)
+            throws Exception {
+        var done = new LongAdder();
+        long end = System.nanoTime() + (long) (seconds * 1e9);
+        try (var tasks = Executors.newVirtualThreadPerTaskExecutor()) {
+            for (int i = 0; i < callers; i++) {
+                var unused = tasks.submit(() -> {
+                    var random = new Random(callers);
+                    while (System.nanoTime() < end) {
+                        plainStatement(ds, work.sql(0, random.nextDouble()));
+                        done.increment();
+                    }
+                    return null;
+                });
+            }
+        }
+        return done.sum() / seconds;
     }
 }

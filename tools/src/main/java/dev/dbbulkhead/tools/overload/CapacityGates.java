@@ -58,39 +58,72 @@ final class CapacityGates {
         }
     }
 
-    static final String POOL_ONLY = "pool-only";
-    static final String STATIC = "static";
-    static final String FIXED = "db-bulkhead";
-    static final String ADAPTIVE = "db-bulkhead-adaptive";
-    static final String GRADIENT2 = "gradient2";
-    static final String VEGAS = "vegas";
-    static final String AIMD = "aimd";
-    /** FIFO with a deep queue (Q = 64 B): the count bound out of the way, nothing else changed. */
-    static final String FIFO_DEEP = "fifo-deep";
-    /** {@link QueuePolicy#DEADLINE}, Q = 64 B. */
-    static final String DEADLINE = "deadline";
-    /** {@link QueuePolicy#DEADLINE_NEWEST_FIRST}, Q = 64 B. */
-    static final String DEADLINE_NEWEST = "deadline-newest";
-    /** The deadline queue with the adaptive limit behind it. */
-    static final String DEADLINE_ADAPTIVE = "deadline-adaptive";
-    /** What the documentation recommends: {@link WorkloadConfig#recommended}. */
-    static final String RECOMMENDED = "recommended";
-    static final List<String> ALL = List.of(POOL_ONLY, STATIC, FIXED, ADAPTIVE, GRADIENT2, VEGAS,
-            AIMD, FIFO_DEEP, DEADLINE, DEADLINE_NEWEST, DEADLINE_ADAPTIVE, RECOMMENDED);
+    /** The kinds of configuration, by the label the command line and the reports use. */
+    enum Kind {
+        POOL_ONLY("pool-only"),
+        /** db-bulkhead with B from the sweep. */
+        STATIC("static"),
+        FIXED("db-bulkhead"),
+        ADAPTIVE("db-bulkhead-adaptive"),
+        GRADIENT2("gradient2"),
+        VEGAS("vegas"),
+        AIMD("aimd"),
+        /** FIFO with a deep queue (Q = 64 B): the count bound out of the way, nothing else changed. */
+        FIFO_DEEP("fifo-deep"),
+        /** {@link QueuePolicy#DEADLINE}, Q = 64 B. */
+        DEADLINE("deadline"),
+        /** {@link QueuePolicy#DEADLINE_NEWEST_FIRST}, Q = 64 B. */
+        DEADLINE_NEWEST("deadline-newest"),
+        /** The deadline queue with the adaptive limit behind it. */
+        DEADLINE_ADAPTIVE("deadline-adaptive"),
+        /** What the documentation recommends: {@link WorkloadConfig#recommended}. */
+        RECOMMENDED("recommended");
+
+        final String label;
+
+        Kind(String label) {
+            this.label = label;
+        }
+
+        /** The kind labelled {@code label}, or an {@link IllegalArgumentException} listing the known ones. */
+        static Kind byLabel(String label) {
+            for (Kind k : values()) {
+                if (k.label.equals(label)) {
+                    return k;
+                }
+            }
+            throw new IllegalArgumentException("unknown configuration '" + label + "'; known: " + labels());
+        }
+
+        static List<String> labels() {
+            return java.util.Arrays.stream(values()).map(k -> k.label).toList();
+        }
+    }
+
+    /** One configuration of a run: its kind and B ({@code concurrent}, the sweep's value for {@link Kind#STATIC}). */
+    record Config(Kind kind, int concurrent) {
+        /** "static B=8" for the sweep, the kind's label otherwise. */
+        String label() {
+            return kind == Kind.STATIC ? kind.label + " B=" + concurrent : kind.label;
+        }
+
+        @Override
+        public String toString() {
+            return label();
+        }
+    }
+
     /** The share of predicted refusals that the adaptive configuration admits anyway, to count the false ones. */
     static final double AUDIT = 0.02;
 
     /**
-     * The gate called {@code label} over {@code pool}: B = {@code concurrent} (the sweep's value for
-     * {@code static}), Q = B (B / 4 for the adaptive one).
+     * The gate of {@code config} over {@code pool}: B = its {@code concurrent}, Q = B (B / 4 for the adaptive one);
+     * {@code deadlineMs}: AIMD's latency timeout.
      */
-    static Gate of(String label, DataSource pool, int poolSize, int concurrent) {
-        return of(label, pool, poolSize, concurrent, 300);
-    }
-
-    /** {@link #of(String, DataSource, int, int)}; {@code deadlineMs}: AIMD's latency timeout. */
-    static Gate of(String label, DataSource pool, int poolSize, int concurrent, long deadlineMs) {
-        return switch (label) {
+    static Gate of(Config config, DataSource pool, int poolSize, long deadlineMs) {
+        int concurrent = config.concurrent();
+        String label = config.kind().label;
+        return switch (config.kind()) {
             case POOL_ONLY -> new Gate() {
                 @Override
                 public void execute(long deadline, Barriers.Operation op) throws SQLException {
@@ -111,7 +144,7 @@ final class CapacityGates {
             case FIFO_DEEP -> bulkhead(DbBulkhead.builder(pool).name(label).workload("w", concurrent,
                     WorkloadConfig.RECOMMENDED_SLOTS_PER_PERMIT * concurrent).build().workload("w"));
             case DEADLINE, DEADLINE_NEWEST -> audited(pool, label, WorkloadConfig.recommended("w", concurrent).toBuilder()
-                    .queue(label.equals(DEADLINE) ? QueuePolicy.DEADLINE : QueuePolicy.DEADLINE_NEWEST_FIRST)
+                    .queue(config.kind() == Kind.DEADLINE ? QueuePolicy.DEADLINE : QueuePolicy.DEADLINE_NEWEST_FIRST)
                     .predictionAudit(AUDIT).build());
             case DEADLINE_ADAPTIVE -> audited(pool, label, WorkloadConfig.recommended("w", concurrent).toBuilder()
                     .adaptiveLimitMin(1).predictionAudit(AUDIT).build());
@@ -126,7 +159,6 @@ final class CapacityGates {
             case AIMD -> netflix(pool, AIMDLimit.newBuilder().minLimit(1).maxLimit(concurrent)
                     .initialLimit(Math.max(1, concurrent / 2))
                     .timeout(deadlineMs, TimeUnit.MILLISECONDS).build());
-            default -> throw new IllegalArgumentException("unknown configuration '" + label + "'; known: " + ALL);
         };
     }
 

@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Random;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
@@ -21,6 +22,7 @@ import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
 import org.HdrHistogram.ConcurrentHistogram;
 import org.HdrHistogram.Histogram;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One open-loop run of a capacity scenario through one configuration: Poisson arrivals (seeded) at a fixed mean
@@ -51,9 +53,9 @@ final class CapacityRun {
     /** (seconds since the start, limit in force, K) every 50 ms. */
     final List<double[]> limits = new ArrayList<>();
     double seconds;
-    /** Predictive rejection's audit: {audited, served in time}. */
     /** Per kind of operation ({@link CapacityScenario.Work#kind}): {arrived, committed within its deadline}. */
     final LongAdder[][] byKind = {{new LongAdder(), new LongAdder()}, {new LongAdder(), new LongAdder()}};
+    /** Predictive rejection's audit: {audited, served in time}. */
     long[] audits = new long[2];
 
     private CapacityRun() {
@@ -63,7 +65,11 @@ final class CapacityRun {
     }
 
     long count(Result r) {
-        return counts.get(r).sum();
+        return adder(r).sum();
+    }
+
+    private LongAdder adder(Result r) {
+        return Objects.requireNonNull(counts.get(r), "every result has a counter");
     }
 
     /** Admitted callers (everyone not refused at once) that then timed out, as a share of them. */
@@ -212,26 +218,25 @@ final class CapacityRun {
         }
         long end = System.nanoTime();
         Result result = failure != null ? classify(failure) : end <= deadline ? Result.IN_SLO : Result.LATE;
-        counts.get(result).increment();
+        adder(result).increment();
         byKind[kind][0].increment();
         if (result == Result.IN_SLO) {
             byKind[kind][1].increment();
         }
         long latency = Math.min(HIGHEST, Math.max(0, end - intended));
         (failure == null ? succeeded : failed).recordValue(latency);
-        if (waitedAndRefused(failure)) {
-            var refused = (BulkheadRejectedException) failure;
+        if (failure instanceof BulkheadRejectedException refused && waitedAndRefused(refused)) {
             overshoot.recordValue(Math.min(HIGHEST, Math.max(0, end - called - refused.allowedWait().toNanos())));
         }
     }
 
     /** A rejection told when the caller's wait for a permit ended: its queue wait, deadline or reserve. */
-    private static boolean waitedAndRefused(Throwable t) {
-        return t instanceof QueueTimeoutException || t instanceof WouldTimeOutException w && !w.waited().isZero()
-                || t instanceof DeadlineExceededException d && d.stage() == DeadlineExceededException.Stage.PERMIT_WAIT;
+    private static boolean waitedAndRefused(@Nullable Throwable t) {
+        return t instanceof QueueTimeoutException || (t instanceof WouldTimeOutException w && !w.waited().isZero())
+                || (t instanceof DeadlineExceededException d && d.stage() == DeadlineExceededException.Stage.PERMIT_WAIT);
     }
 
-    static Result classify(Throwable t) {
+    static Result classify(@Nullable Throwable t) {
         if (t instanceof AdmissionFullException || t instanceof WouldTimeOutException || t instanceof LoadShedException
                 || t instanceof CapacityGates.LimiterRejected) {
             return Result.REFUSED;

@@ -158,7 +158,8 @@ public final class OverloadCommand implements Callable<Integer> {
             classic(out, db);
         }
         if (!capacity.isEmpty()) {
-            new CapacityBench(new CapacityBench.Settings(capacity, capacityConfigs, loads, sweep, maxConcurrent,
+            var kinds = capacityConfigs.stream().map(CapacityGates.Kind::byLabel).toList();
+            new CapacityBench(new CapacityBench.Settings(capacity, kinds, loads, sweep, maxConcurrent,
                     deadlineMs, durationSeconds, repetitions, locks, holdMs, cpuMs, burstSize, report, pin), out, db,
                     new Progress(spec.commandLine().getErr(), 0)).run();
         }
@@ -188,17 +189,18 @@ public final class OverloadCommand implements Callable<Integer> {
             }
             progress.step("warm-up " + barrier.label);
         }
-        Map<String, List<OverloadRun>> runs = new LinkedHashMap<>();
+        Map<OverloadReport.Key, List<OverloadRun>> runs = new LinkedHashMap<>();
         for (String scenario : scenarios) {
             for (Barriers barrier : barriers) {
-                runs.put(scenario + "/" + barrier.label, new ArrayList<>());
+                runs.put(new OverloadReport.Key(scenario, barrier), new ArrayList<>());
             }
         }
         // Round-robin over the configurations, so that drift (JIT, GC, the server's caches) spreads over all.
         for (int r = 0; r < repetitions; r++) {
             for (String scenario : scenarios) {
                 for (Barriers barrier : barriers) {
-                    runs.get(scenario + "/" + barrier.label).add(runOnce(db, scenario, barrier, wait, openRate));
+                    runs.computeIfAbsent(new OverloadReport.Key(scenario, barrier), k -> new ArrayList<>())
+                            .add(runOnce(db, scenario, barrier, wait, openRate));
                     progress.step(scenario + " " + barrier.label);
                 }
             }
@@ -278,8 +280,8 @@ public final class OverloadCommand implements Callable<Integer> {
             }
         }
         for (String c : capacityConfigs) {
-            if (!CapacityGates.ALL.contains(c)) {
-                errors.add("--capacity-configs: unknown '" + c + "'; known: " + CapacityGates.ALL);
+            if (!CapacityGates.Kind.labels().contains(c)) {
+                errors.add("--capacity-configs: unknown '" + c + "'; known: " + CapacityGates.Kind.labels());
             }
         }
         if (loads.stream().anyMatch(l -> !(l > 0 && Double.isFinite(l)))) {

@@ -14,6 +14,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
+import java.util.Objects;
 import org.HdrHistogram.ConcurrentHistogram;
 import org.HdrHistogram.Histogram;
 
@@ -46,7 +47,11 @@ final class OverloadRun {
     }
 
     long count(Result r) {
-        return counts.get(r).sum();
+        return adder(r).sum();
+    }
+
+    private LongAdder adder(Result r) {
+        return Objects.requireNonNull(counts.get(r), "every result has a counter");
     }
 
     long total() {
@@ -66,6 +71,7 @@ final class OverloadRun {
     }
 
     /** All {@code operations} released at once from a latch. */
+    @SuppressWarnings("try") // the heap sampler runs for as long as the block does
     static OverloadRun burst(Barriers.Gate gate, String sql, int operations) throws InterruptedException {
         var run = new OverloadRun();
         var release = new CountDownLatch(1);
@@ -97,6 +103,7 @@ final class OverloadRun {
     }
 
     /** An open loop: {@code rate} operations per second for {@code seconds}, whatever the completions do. */
+    @SuppressWarnings("try") // the heap sampler runs for as long as the block does
     static OverloadRun openLoop(Barriers.Gate gate, String sql, double rate, double seconds)
             throws InterruptedException {
         var run = new OverloadRun();
@@ -145,7 +152,7 @@ final class OverloadRun {
         long end = System.nanoTime();
         lastEnd.accumulateAndGet(end, Math::max);
         Result result = Barriers.classify(failure);
-        counts.get(result).increment();
+        adder(result).increment();
         long latency = Math.max(0, end - intended);
         switch (result) {
             case SUCCEEDED -> succeeded.recordValue(Math.min(latency, HIGHEST));

@@ -13,6 +13,7 @@ final class Progress {
     private int done;
 
     /** {@code total}: the steps expected, or 0 when not known in advance. */
+    @SuppressWarnings("SystemConsoleNull") // built for Java 21, where console() is null without a terminal
     Progress(PrintWriter err, int total) {
         this(err, total, System.console() != null);
     }

@@ -4,13 +4,15 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.dbbulkhead.DbBulkhead;
 import dev.dbbulkhead.Priority;
 import dev.dbbulkhead.WorkloadConfig;
+import static dev.dbbulkhead.tools.support.Stats.median;
+
+import dev.dbbulkhead.tools.support.Stats;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.function.Supplier;
-import java.util.function.ToDoubleFunction;
 
 /**
  * {@code s5-two-workloads}: one database (K advisory locks) shared by an interactive workload (5 ms operations,
@@ -126,8 +128,8 @@ final class TwoWorkloads {
             double together = median(list, r -> r.interactive().goodputInSlo());
             double lo = list.stream().mapToDouble(r -> r.interactive().goodputInSlo()).min().orElse(0);
             double hi = list.stream().mapToDouble(r -> r.interactive().goodputInSlo()).max().orElse(0);
-            double p99Alone = median(list, r -> OverloadReport.ms(r.alone().succeeded, 99));
-            double p99 = median(list, r -> OverloadReport.ms(r.interactive().succeeded, 99));
+            double p99Alone = median(list, r -> Stats.ms(r.alone().succeeded, 99));
+            double p99 = median(list, r -> Stats.ms(r.interactive().succeeded, 99));
             double batchLo = list.stream().mapToDouble(r -> r.batch().goodputInSlo()).min().orElse(0);
             double batchHi = list.stream().mapToDouble(r -> r.batch().goodputInSlo()).max().orElse(0);
             lines.add(String.format(Locale.ROOT, "| %s | %.0f× | %.0f, %.0f (%.0f–%.0f) | %.2f (≥ %.2f: %s) "
@@ -140,14 +142,35 @@ final class TwoWorkloads {
         return lines;
     }
 
-    private static double median(List<Run> list, ToDoubleFunction<Run> metric) {
-        double[] v = list.stream().mapToDouble(metric).sorted().toArray();
-        return v.length == 0 ? Double.NaN : v.length % 2 == 1 ? v[v.length / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
-    }
-
     static Map<Config, List<Run>> newRuns(int pool) {
         var runs = new LinkedHashMap<Config, List<Run>>();
         configs(pool).forEach(c -> runs.put(c, new ArrayList<>()));
         return runs;
+    }
+
+    /** What interactive and batch operations each get alone, in a closed loop: {interactive, batch} per second. */
+    static double[] capacities(HikariDataSource ds, int locks) throws Exception {
+        var work = CapacityScenario.S2_LOCKS.prepare(ds, locks, INTERACTIVE_MS, 0);
+        double interactive = Barriers.closedLoopRate(ds, work, 2 * locks, 1.5);
+        double batch = Barriers.closedLoopRate(ds, new CapacityScenario.Work(CapacityScenario.S2_LOCKS, 0, locks,
+                BATCH_MS), 2 * locks, 1.5);
+        return new double[] {interactive, batch};
+    }
+
+    /** Interactive work at half its capacity beside batch work at each of {@code loads} × its own, round-robin. */
+    List<String> table(double[] capacities, List<Double> loads, int repetitions, Progress progress) throws Exception {
+        var table = new ArrayList<String>();
+        for (double load : loads) {
+            var runs = newRuns(pool);
+            for (int r = 0; r < repetitions; r++) {
+                for (var e : runs.entrySet()) {
+                    System.gc();
+                    e.getValue().add(once(e.getKey(), capacities[0] / 2, load * capacities[1], 1000L * r + 7));
+                    progress.step("s5 " + load + "x " + e.getKey().label() + ", repetition " + (r + 1));
+                }
+            }
+            table.addAll(table(runs, load, table.isEmpty()));
+        }
+        return table;
     }
 }

@@ -7,6 +7,7 @@ import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import org.jspecify.annotations.Nullable;
 
 /** A {@code --report} folder, checked before a run so that minutes of measurement are not lost to a bad path. */
 public final class ReportFolder {
@@ -16,7 +17,7 @@ public final class ReportFolder {
      * Null when {@code dir} can be created (if missing) and written to, else what failed, naming the option and the
      * path: the folder is created and a file written and removed in it.
      */
-    public static String problem(Path dir) {
+    public static @Nullable String problem(Path dir) {
         try {
             Files.createDirectories(dir);
             Files.delete(Files.createTempFile(dir, ".db-bulkhead-", ".probe"));

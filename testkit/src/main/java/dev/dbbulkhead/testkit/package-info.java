@@ -1,0 +1,5 @@
+/** Null is never passed or returned here unless a type says {@code @Nullable}: checked by NullAway. */
+@NullMarked
+package dev.dbbulkhead.testkit;
+
+import org.jspecify.annotations.NullMarked;
