@@ -53,7 +53,7 @@ final class Admission implements PermitLease.Owner {
     Admission(Workload workload, WorkloadConfig config, Shared shared) {
         this.workload = workload;
         this.permits = new Permits(config.concurrent(), config.extraSlots());
-        this.controls = Controls.of(workload, config, permits, shared.telemetry(), shared.arbitrated());
+        this.controls = Steering.of(workload, config, permits, shared.telemetry(), shared.arbitrated());
         this.controlled = controls.active();
         this.frames = shared.frames();
         this.telemetry = shared.telemetry();

@@ -1,13 +1,12 @@
 package dev.dbbulkhead.internal;
 
-import dev.dbbulkhead.Workload;
-import dev.dbbulkhead.WorkloadConfig;
 import org.jspecify.annotations.Nullable;
 
 /**
  * What one workload predicts, learns and is allowed, chosen once from its {@link WorkloadConfig}: how its permits come
  * back ({@link Drain}), the door's verdict ({@link Door}) and its audit, the adaptive limit ({@link AdaptiveLimit}), its
- * share under the barrier's priorities ({@link Arbiter}), and the limit in force that follows from them.
+ * share under the barrier's priorities ({@link Arbiter}), and the limit in force that follows from them
+ * ({@link Steering#of} chooses them from a {@code WorkloadConfig}).
  *
  * <p>{@link Admission} asks ({@link #admit}) and tells ({@link #granted}, {@link #refused}, {@link #released}); the
  * barrier's {@link BarrierClock} runs the periodic part ({@link #tick}, {@link #apply}). Controls never refuse a caller
@@ -24,15 +23,6 @@ interface Controls {
             return "no controls";
         }
     };
-
-    /** The controls {@code config} asks for; {@code arbitrated}: the barrier shares a limit between priorities. */
-    static Controls of(Workload workload, WorkloadConfig config, Permits permits, Telemetry telemetry,
-            boolean arbitrated) {
-        if (!config.predictiveRejection() && !config.adaptive() && !arbitrated) {
-            return NONE;
-        }
-        return new Steering(workload, config, permits, telemetry, arbitrated);
-    }
 
     /** Whether admission must read the clock and report to these controls; false for {@link #NONE} only. */
     default boolean active() {
@@ -87,5 +77,5 @@ interface Controls {
     default void apply() {}
 
     /** Called once the barrier's clock exists: these controls keep it alive, as its task holds it weakly. */
-    default void keep(BarrierClock clock) {}
+    default void keep(Object clock) {}
 }

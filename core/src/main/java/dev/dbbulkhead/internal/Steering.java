@@ -26,9 +26,19 @@ final class Steering implements Controls {
     private final Arbiter.@Nullable Member member;
     /** The barrier's clock, which its scheduled task holds weakly: alive as long as one of its workloads is. */
     @SuppressWarnings({"unused", "FieldCanBeLocal"})
-    private @Nullable BarrierClock clock;
+    private @Nullable Object clock;
 
-    Steering(Workload workload, WorkloadConfig config, Permits permits, Telemetry telemetry, boolean arbitrated) {
+    /** The controls {@code config} asks for; {@code arbitrated}: the barrier shares a limit between priorities. */
+    static Controls of(Workload workload, WorkloadConfig config, Permits permits, Telemetry telemetry,
+            boolean arbitrated) {
+        if (!config.predictiveRejection() && !config.adaptive() && !arbitrated) {
+            return NONE;
+        }
+        return new Steering(workload, config, permits, telemetry, arbitrated);
+    }
+
+    private Steering(Workload workload, WorkloadConfig config, Permits permits, Telemetry telemetry,
+            boolean arbitrated) {
         this.workload = workload;
         this.permits = permits;
         this.audit = config.predictionAudit();
@@ -146,7 +156,7 @@ final class Steering implements Controls {
     }
 
     @Override
-    public void keep(BarrierClock clock) {
+    public void keep(Object clock) {
         this.clock = clock;
     }
 

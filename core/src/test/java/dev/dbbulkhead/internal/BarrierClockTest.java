@@ -59,9 +59,9 @@ class BarrierClockTest {
         var telemetry = new Telemetry(List.of(), now::get, log);
         var regularPermits = new Permits(6, 20);
         var elasticPermits = new Permits(6, 20);
-        var regular = new Steering(workload("regular"), config("regular", Priority.REGULAR), regularPermits,
+        var regular = Steering.of(workload("regular"), config("regular", Priority.REGULAR), regularPermits,
                 telemetry, true);
-        var elastic = new Steering(workload("elastic"), config("elastic", Priority.ELASTIC), elasticPermits,
+        var elastic = Steering.of(workload("elastic"), config("elastic", Priority.ELASTIC), elasticPermits,
                 telemetry, true);
         var broken = new Broken();
         var members = List.of(Objects.requireNonNull(regular.member()), Objects.requireNonNull(elastic.member()));
