@@ -38,7 +38,10 @@ final class GuardedJdbcGenerator {
     static final List<Wrapper> WRAPPERS = List.of(
             new Wrapper("GuardedStatement", Statement.class, null, null),
             new Wrapper("GuardedPreparedStatement", PreparedStatement.class, "GuardedStatement", Statement.class),
-            new Wrapper("GuardedCallableStatement", CallableStatement.class, "GuardedPreparedStatement",
+            new Wrapper(
+                    "GuardedCallableStatement",
+                    CallableStatement.class,
+                    "GuardedPreparedStatement",
                     PreparedStatement.class),
             new Wrapper("GuardedResultSet", ResultSet.class, null, null),
             new Wrapper("GuardedMetaData", DatabaseMetaData.class, null, null),
@@ -88,13 +91,18 @@ final class GuardedJdbcGenerator {
             members.append("    private final ").append(self).append(" delegate;\n");
             if (w.type() == ResultSet.class) {
                 imports.add("java.sql.Statement");
-                members.append("    /** The guarded statement that produced it; null: the driver's, wrapped on demand. */\n")
+                members.append(
+                                "    /** The guarded statement that produced it; null: the driver's, wrapped on demand. */\n")
                         .append("    private final Statement statement;\n\n")
-                        .append("    GuardedResultSet(GuardedConnection connection, ResultSet delegate, Statement statement) {\n")
+                        .append(
+                                "    GuardedResultSet(GuardedConnection connection, ResultSet delegate, Statement statement) {\n")
                         .append("        this.connection = connection;\n        this.delegate = delegate;\n")
                         .append("        this.statement = statement;\n    }\n");
             } else {
-                members.append("\n    ").append(w.name()).append("(GuardedConnection connection, ").append(self)
+                members.append("\n    ")
+                        .append(w.name())
+                        .append("(GuardedConnection connection, ")
+                        .append(self)
                         .append(" delegate) {\n")
                         .append("        this.connection = connection;\n        this.delegate = delegate;\n    }\n");
             }
@@ -103,20 +111,25 @@ final class GuardedJdbcGenerator {
             String owner = w.type() == Statement.class ? "this" : "null";
             members.append("\n    /** Every result set handed out is guarded too. */\n")
                     .append("    final ResultSet guard(ResultSet rs) {\n")
-                    .append("        return rs == null ? null : new GuardedResultSet(connection, rs, ").append(owner)
+                    .append("        return rs == null ? null : new GuardedResultSet(connection, rs, ")
+                    .append(owner)
                     .append(");\n    }\n")
-                    .append("\n    /** Every array handed out is guarded too: its result sets lead back to the guard. */\n")
+                    .append(
+                            "\n    /** Every array handed out is guarded too: its result sets lead back to the guard. */\n")
                     .append("    final Array guard(Array array) {\n")
                     .append("        return GuardedJdbc.array(connection, array);\n    }\n")
-                    .append("\n    /** A result set or an array returned as an object (a refcursor, say) is guarded too. */\n")
+                    .append(
+                            "\n    /** A result set or an array returned as an object (a refcursor, say) is guarded too. */\n")
                     .append("    final Object guard(Object value) {\n")
-                    .append("        return value instanceof ResultSet rs ? guard(rs) : value instanceof Array a ? guard(a) : value;\n    }\n")
+                    .append(
+                            "        return value instanceof ResultSet rs ? guard(rs) : value instanceof Array a ? guard(a) : value;\n    }\n")
                     .append("\n    @Override\n    public String toString() {\n");
             if (w.type() == Array.class) {
                 // The driver's text of the array (PostgreSQL's literal), which code may rely on.
                 members.append("        return connection.isExpired() ? \"Guarded[expired]\" : delegate.toString();\n");
             } else {
-                members.append("        return \"Guarded[\" + (connection.isExpired() ? \"expired\" : delegate) + \"]\";\n");
+                members.append(
+                        "        return \"Guarded[\" + (connection.isExpired() ? \"expired\" : delegate) + \"]\";\n");
             }
             members.append("    }\n");
             if (w.type() == Array.class) {
@@ -124,8 +137,13 @@ final class GuardedJdbcGenerator {
                         .append("    Array delegate() {\n        return delegate;\n    }\n");
             }
         } else {
-            members.append("    private final ").append(self).append(" delegate;\n\n")
-                    .append("    ").append(w.name()).append("(GuardedConnection connection, ").append(self)
+            members.append("    private final ")
+                    .append(self)
+                    .append(" delegate;\n\n")
+                    .append("    ")
+                    .append(w.name())
+                    .append("(GuardedConnection connection, ")
+                    .append(self)
                     .append(" delegate) {\n")
                     .append("        super(connection, delegate);\n        this.delegate = delegate;\n    }\n");
         }
@@ -177,17 +195,32 @@ final class GuardedJdbcGenerator {
         }
         out.append("    @Override\n    public ");
         if (m.getTypeParameters().length > 0) {
-            out.append("<").append(String.join(", ",
-                    Arrays.stream(m.getTypeParameters()).map(TypeVariable::getName).toList())).append("> ");
+            out.append("<")
+                    .append(String.join(
+                            ", ",
+                            Arrays.stream(m.getTypeParameters())
+                                    .map(TypeVariable::getName)
+                                    .toList()))
+                    .append("> ");
         }
-        out.append(typeName(m.getGenericReturnType(), imports)).append(" ").append(name).append("(");
+        out.append(typeName(m.getGenericReturnType(), imports))
+                .append(" ")
+                .append(name)
+                .append("(");
         for (int i = 0; i < params.length; i++) {
-            decl.append(i > 0 ? ", " : "").append(typeName(params[i], imports)).append(" ").append(names[i]);
+            decl.append(i > 0 ? ", " : "")
+                    .append(typeName(params[i], imports))
+                    .append(" ")
+                    .append(names[i]);
         }
         out.append(decl).append(")");
         if (m.getExceptionTypes().length > 0) {
-            out.append(" throws ").append(String.join(", ",
-                    Arrays.stream(m.getExceptionTypes()).map(e -> typeName(e, imports)).toList()));
+            out.append(" throws ")
+                    .append(String.join(
+                            ", ",
+                            Arrays.stream(m.getExceptionTypes())
+                                    .map(e -> typeName(e, imports))
+                                    .toList()));
         }
         out.append(" {\n");
         var passed = new String[names.length];
@@ -199,13 +232,28 @@ final class GuardedJdbcGenerator {
         Class<?> returns = m.getReturnType();
         String ret = returns == void.class ? "" : "return ";
         switch (name + "/" + params.length) {
-            case "unwrap/1" -> out.append("        return ").append(names[0]).append(".isInstance(this) ? ")
-                    .append(names[0]).append(".cast(this) : ").append(call).append(";\n");
-            case "isWrapperFor/1" -> out.append("        return ").append(names[0]).append(".isInstance(this) || ")
-                    .append(call).append(";\n");
-            case "close/0", "free/0" -> out.append("        if (!connection.isExpired()) {\n            ").append(call)
-                    .append(";\n        }\n");
-            case "isClosed/0" -> out.append("        return connection.isExpired() || ").append(call).append(";\n");
+            case "unwrap/1" ->
+                out.append("        return ")
+                        .append(names[0])
+                        .append(".isInstance(this) ? ")
+                        .append(names[0])
+                        .append(".cast(this) : ")
+                        .append(call)
+                        .append(";\n");
+            case "isWrapperFor/1" ->
+                out.append("        return ")
+                        .append(names[0])
+                        .append(".isInstance(this) || ")
+                        .append(call)
+                        .append(";\n");
+            case "close/0", "free/0" ->
+                out.append("        if (!connection.isExpired()) {\n            ")
+                        .append(call)
+                        .append(";\n        }\n");
+            case "isClosed/0" ->
+                out.append("        return connection.isExpired() || ")
+                        .append(call)
+                        .append(";\n");
             default -> {
                 if (Arrays.asList(m.getExceptionTypes()).contains(java.sql.SQLException.class)) {
                     out.append("        connection.open();\n"); // else a constant of the driver's: harmless
@@ -214,23 +262,31 @@ final class GuardedJdbcGenerator {
                     out.append("        return connection;\n");
                 } else if (name.equals("getStatement") && w.type() == ResultSet.class) {
                     out.append("        return statement != null ? statement : GuardedJdbc.statement(connection, ")
-                            .append(call).append(");\n");
+                            .append(call)
+                            .append(");\n");
                 } else {
-                    if (params.length > 0 && m.getParameterTypes()[0] == String.class
+                    if (params.length > 0
+                            && m.getParameterTypes()[0] == String.class
                             && (name.startsWith("execute") || name.equals("addBatch"))) {
                         out.append("        connection.check(").append(names[0]).append(");\n");
                     }
                     if (name.startsWith("execute") && w.type() != ResultSet.class) {
                         // A failure by which the server rolled back the whole transaction is noted on the way up.
                         String value = returns == ResultSet.class ? "guard(" + call + ")" : call;
-                        out.append("        try {\n            ").append(ret).append(value).append(";\n")
+                        out.append("        try {\n            ")
+                                .append(ret)
+                                .append(value)
+                                .append(";\n")
                                 .append("        } catch (SQLException e) {\n            throw connection.failed(e);\n")
                                 .append("        }\n");
                     } else if (returns == ResultSet.class || returns == Array.class) {
                         out.append("        return guard(").append(call).append(");\n");
                     } else if (returns == Object.class && unchecked) {
-                        out.append("        return (").append(typeName(m.getGenericReturnType(), imports))
-                                .append(") guard(").append(call).append(");\n");
+                        out.append("        return (")
+                                .append(typeName(m.getGenericReturnType(), imports))
+                                .append(") guard(")
+                                .append(call)
+                                .append(");\n");
                     } else if (returns == Object.class) {
                         out.append("        return guard(").append(call).append(");\n");
                     } else {
@@ -243,9 +299,16 @@ final class GuardedJdbcGenerator {
     }
 
     private static final Map<String, String> FIRST_PARAMETER = Map.of(
-            "ResultSet/int", "columnIndex", "ResultSet/String", "columnLabel",
-            "CallableStatement/int", "parameterIndex", "CallableStatement/String", "parameterName",
-            "PreparedStatement/int", "parameterIndex");
+            "ResultSet/int",
+            "columnIndex",
+            "ResultSet/String",
+            "columnLabel",
+            "CallableStatement/int",
+            "parameterIndex",
+            "CallableStatement/String",
+            "parameterName",
+            "PreparedStatement/int",
+            "parameterIndex");
 
     private static String paramName(Wrapper w, Method m, int i) {
         Class<?> t = m.getParameterTypes()[i];
@@ -253,13 +316,18 @@ final class GuardedJdbcGenerator {
             if (m.getName().equals("unwrap") || m.getName().equals("isWrapperFor")) {
                 return "iface";
             }
-            if (t == String.class && (m.getName().startsWith("execute") || m.getName().equals("addBatch"))) {
+            if (t == String.class
+                    && (m.getName().startsWith("execute") || m.getName().equals("addBatch"))) {
                 return "sql";
             }
             String n = FIRST_PARAMETER.get(w.type().getSimpleName() + "/" + t.getSimpleName());
-            if (n != null && (m.getName().startsWith("get") || m.getName().startsWith("set")
-                    || m.getName().startsWith("update") || m.getName().startsWith("register")
-                    || m.getName().equals("wasNull") || m.getName().equals("findColumn"))) {
+            if (n != null
+                    && (m.getName().startsWith("get")
+                            || m.getName().startsWith("set")
+                            || m.getName().startsWith("update")
+                            || m.getName().startsWith("register")
+                            || m.getName().equals("wasNull")
+                            || m.getName().equals("findColumn"))) {
                 return n;
             }
         }
@@ -274,7 +342,8 @@ final class GuardedJdbcGenerator {
             if (c.isPrimitive()) {
                 return c.getName();
             }
-            if (c.getEnclosingClass() == null && !c.getPackageName().equals("java.lang")
+            if (c.getEnclosingClass() == null
+                    && !c.getPackageName().equals("java.lang")
                     && !c.getPackageName().equals("dev.dbbulkhead.internal")) {
                 imports.add(c.getName());
             }

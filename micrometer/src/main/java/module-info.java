@@ -1,7 +1,8 @@
 /**
  * db-bulkhead's Micrometer meters: {@link dev.dbbulkhead.micrometer.DbBulkheadMetrics}.
  */
-@SuppressWarnings({"requires-automatic", "requires-transitive-automatic"}) // Micrometer has no module descriptor; users of ours need its API
+@SuppressWarnings({"requires-automatic", "requires-transitive-automatic"
+}) // Micrometer has no module descriptor; users of ours need its API
 module dev.dbbulkhead.micrometer {
     requires transitive dev.dbbulkhead;
     requires static org.jspecify;

@@ -44,8 +44,13 @@ public interface BulkheadListener {
      * @param holdNanos from connection acquired to connection closed (0 when none was obtained)
      * @param workNanos time spent inside {@code work} (0 when it did not run)
      */
-    default void onFinished(Workload workload, Outcome outcome, long permitWaitNanos, long poolWaitNanos,
-            long holdNanos, long workNanos) {}
+    default void onFinished(
+            Workload workload,
+            Outcome outcome,
+            long permitWaitNanos,
+            long poolWaitNanos,
+            long holdNanos,
+            long workNanos) {}
 
     /**
      * An adaptive workload's limit L changed from {@code previousLimit} to {@code newLimit} ({@link

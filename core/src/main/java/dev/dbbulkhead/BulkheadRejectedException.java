@@ -19,8 +19,11 @@ import org.jspecify.annotations.Nullable;
  * sooner the carrier threads serve admitted work.
  */
 public abstract sealed class BulkheadRejectedException extends RejectedExecutionException
-        permits AdmissionFullException, QueueTimeoutException, DeadlineExceededException, WouldTimeOutException,
-        LoadShedException {
+        permits AdmissionFullException,
+                QueueTimeoutException,
+                DeadlineExceededException,
+                WouldTimeOutException,
+                LoadShedException {
 
     private final String bulkhead;
     private final String workload;
@@ -32,6 +35,7 @@ public abstract sealed class BulkheadRejectedException extends RejectedExecution
     private final long allowedWaitNanos;
     /** False while Throwable's constructor runs, so that the stack trace is captured only when asked for. */
     private final transient boolean constructed;
+
     private transient @Nullable String message;
 
     BulkheadRejectedException(Snapshot state, boolean stackTrace) {
@@ -60,8 +64,16 @@ public abstract sealed class BulkheadRejectedException extends RejectedExecution
         String m = message;
         if (m == null) {
             m = "db-bulkhead '" + bulkhead + "', workload '" + workload + "': " + describe() + " "
-                    + new Snapshot(bulkhead, workload, concurrent, extraSlots, limit, executing, waiting,
-                            allowedWaitNanos).describe();
+                    + new Snapshot(
+                                    bulkhead,
+                                    workload,
+                                    concurrent,
+                                    extraSlots,
+                                    limit,
+                                    executing,
+                                    waiting,
+                                    allowedWaitNanos)
+                            .describe();
             message = m;
         }
         return m;

@@ -22,8 +22,11 @@ public final class CommitOutcomeUnknownException extends SQLException {
 
     /** With a cause that is not an {@link SQLException} (e.g. an {@link Error} while cleaning up). */
     public CommitOutcomeUnknownException(String message, @Nullable Throwable cause, boolean commitAcknowledged) {
-        super(message, cause instanceof SQLException e ? e.getSQLState() : null,
-                cause instanceof SQLException e ? e.getErrorCode() : 0, cause);
+        super(
+                message,
+                cause instanceof SQLException e ? e.getSQLState() : null,
+                cause instanceof SQLException e ? e.getErrorCode() : 0,
+                cause);
         this.commitAcknowledged = commitAcknowledged;
     }
 

@@ -65,8 +65,15 @@ public final class DbBulkhead {
     private DbBulkhead(Builder b) {
         this.name = b.name;
         this.source = b.source;
-        var options = new Barrier.Options(b.name, b.source, List.copyOf(b.listeners), b.nanoClock,
-                b.statementTimeouts, b.lockTimeouts, b.leakThreshold, new RejectionFactory(b.rejectionStackTraces),
+        var options = new Barrier.Options(
+                b.name,
+                b.source,
+                List.copyOf(b.listeners),
+                b.nanoClock,
+                b.statementTimeouts,
+                b.lockTimeouts,
+                b.leakThreshold,
+                new RejectionFactory(b.rejectionStackTraces),
                 b.arbitrated);
         var map = new LinkedHashMap<String, Workload>();
         for (Workload w : Barrier.workloads(options, List.copyOf(b.workloads.values()), LOG)) {
@@ -143,8 +150,8 @@ public final class DbBulkhead {
     public Workload workload(String name) {
         Workload w = workloads.get(Preconditions.notNull(name, "workload name"));
         if (w == null) {
-            throw new IllegalArgumentException("unknown workload '" + name + "' in db-bulkhead '" + this.name
-                    + "'; known: " + workloads.keySet());
+            throw new IllegalArgumentException(
+                    "unknown workload '" + name + "' in db-bulkhead '" + this.name + "'; known: " + workloads.keySet());
         }
         return w;
     }
@@ -203,6 +210,7 @@ public final class DbBulkhead {
         private int arbitrated;
         /** The pool's size as given or read, once checked; -1: unknown. */
         private int knownPoolSize = -1;
+
         private LongSupplier nanoClock = System::nanoTime;
         private boolean statementTimeouts = true;
         private boolean lockTimeouts;
@@ -217,7 +225,10 @@ public final class DbBulkhead {
 
         /** The barrier's name in messages and metrics; default {@code "db"}. */
         public Builder name(String name) {
-            check(name != null && !name.isBlank(), Setting.NAME, name == null ? null : "'" + name + "'",
+            check(
+                    name != null && !name.isBlank(),
+                    Setting.NAME,
+                    name == null ? null : "'" + name + "'",
                     "must not be blank");
             this.name = name;
             return this;
@@ -231,7 +242,10 @@ public final class DbBulkhead {
         public Builder workload(WorkloadConfig config) {
             Preconditions.notNull(config, "config");
             if (workloads.putIfAbsent(config.name(), config) != null) {
-                throw new InvalidSettingException(config.name(), Setting.WORKLOAD_NAME, "'" + config.name() + "'",
+                throw new InvalidSettingException(
+                        config.name(),
+                        Setting.WORKLOAD_NAME,
+                        "'" + config.name() + "'",
                         "must be unique in db-bulkhead '" + name + "': it is declared twice");
             }
             return this;
@@ -312,10 +326,16 @@ public final class DbBulkhead {
          * holdTime}, since the excess only turns rejections into timeouts.
          */
         public Builder sizingHint(Duration queueWait, Duration holdTime) {
-            check(queueWait != null && !queueWait.isNegative(), Setting.SIZING_HINT_QUEUE_WAIT, queueWait,
+            check(
+                    queueWait != null && !queueWait.isNegative(),
+                    Setting.SIZING_HINT_QUEUE_WAIT,
+                    queueWait,
                     "must not be negative");
-            check(holdTime != null && !holdTime.isNegative() && !holdTime.isZero(), Setting.SIZING_HINT_HOLD_TIME,
-                    holdTime, "must be > 0");
+            check(
+                    holdTime != null && !holdTime.isNegative() && !holdTime.isZero(),
+                    Setting.SIZING_HINT_HOLD_TIME,
+                    holdTime,
+                    "must be > 0");
             this.hintQueueWait = queueWait;
             this.hintHoldTime = holdTime;
             return this;
@@ -330,8 +350,11 @@ public final class DbBulkhead {
          * always reclaimed ({@link BulkheadListener#onLeaseReclaimed}).
          */
         public Builder leakDetectionThreshold(Duration threshold) {
-            this.leakThreshold = check(threshold != null && !threshold.isNegative(), Setting.LEAK_DETECTION_THRESHOLD,
-                    threshold, "must not be negative");
+            this.leakThreshold = check(
+                    threshold != null && !threshold.isNegative(),
+                    Setting.LEAK_DETECTION_THRESHOLD,
+                    threshold,
+                    "must not be negative");
             return this;
         }
 
@@ -360,9 +383,13 @@ public final class DbBulkhead {
 
         /** The most operations the barrier admits at once: the shared limit, or what the workloads' B add up to. */
         private int admitsAtOnce() {
-            return arbitrated > 0 ? arbitrated
-                    : (int) Math.min(Integer.MAX_VALUE, workloads.values().stream().mapToLong(WorkloadConfig::concurrent)
-                            .sum());
+            return arbitrated > 0
+                    ? arbitrated
+                    : (int) Math.min(
+                            Integer.MAX_VALUE,
+                            workloads.values().stream()
+                                    .mapToLong(WorkloadConfig::concurrent)
+                                    .sum());
         }
 
         private void checkPoolSize(boolean strict) {
@@ -373,28 +400,45 @@ public final class DbBulkhead {
                 return;
             }
             if (sharedLimit > 0 && pool > 0 && sharedLimit > pool) {
-                throw new InvalidSettingException(null, Setting.SHARED_LIMIT, sharedLimit, "must be <= the pool size "
-                        + pool);
+                throw new InvalidSettingException(
+                        null, Setting.SHARED_LIMIT, sharedLimit, "must be <= the pool size " + pool);
             }
             // What bounds the workloads: the shared limit where the caller gave one, else the pool.
             Setting bound = sharedLimit > 0 ? Setting.SHARED_LIMIT : Setting.POOL_SIZE;
             pool = sharedLimit > 0 ? sharedLimit : pool;
-            long sum = workloads.values().stream().mapToLong(WorkloadConfig::concurrent).sum();
+            long sum = workloads.values().stream()
+                    .mapToLong(WorkloadConfig::concurrent)
+                    .sum();
             if (pool <= 0) {
                 if (strict) {
-                    LOG.log(Level.WARNING, "db-bulkhead ''{0}'': cannot tell the pool size of {1}, so the workloads'' "
-                            + "concurrent {2} are not checked against it; give it with poolSize(...)", name,
-                            source.getClass().getName(), describe());
+                    LOG.log(
+                            Level.WARNING,
+                            "db-bulkhead ''{0}'': cannot tell the pool size of {1}, so the workloads'' "
+                                    + "concurrent {2} are not checked against it; give it with poolSize(...)",
+                            name,
+                            source.getClass().getName(),
+                            describe());
                 }
             } else if (sum > pool && strict) {
-                throw new InvalidSettingException(null, bound, pool, "of db-bulkhead '" + name
-                        + "' must be at least what the workloads' concurrent add up to, " + sum + " " + describe()
-                        + " (lower them or use separate pools)");
+                throw new InvalidSettingException(
+                        null,
+                        bound,
+                        pool,
+                        "of db-bulkhead '" + name
+                                + "' must be at least what the workloads' concurrent add up to, " + sum + " "
+                                + describe()
+                                + " (lower them or use separate pools)");
             } else if (sum > pool) {
-                LOG.log(Level.WARNING, "db-bulkhead ''{0}'': concurrent {1} is more than the pool size {2} of {3}: "
-                        + "the {4} operations beyond the pool wait inside it, up to its connection timeout, instead of "
-                        + "in the barrier; lower concurrent to at most {2}", name, sum, pool,
-                        source.getClass().getName(), sum - pool);
+                LOG.log(
+                        Level.WARNING,
+                        "db-bulkhead ''{0}'': concurrent {1} is more than the pool size {2} of {3}: "
+                                + "the {4} operations beyond the pool wait inside it, up to its connection timeout, instead of "
+                                + "in the barrier; lower concurrent to at most {2}",
+                        name,
+                        sum,
+                        pool,
+                        source.getClass().getName(),
+                        sum - pool);
             }
         }
 
@@ -404,8 +448,12 @@ public final class DbBulkhead {
          */
         private int checkSharedLimit(int pool) {
             int limit = sharedLimit > 0 ? sharedLimit : pool;
-            check(limit > 0, Setting.SHARED_LIMIT, "unknown", "must be given (sharedLimit or poolSize) when a workload "
-                    + "is elastic: it is what the elastic workloads share with the regular ones");
+            check(
+                    limit > 0,
+                    Setting.SHARED_LIMIT,
+                    "unknown",
+                    "must be given (sharedLimit or poolSize) when a workload "
+                            + "is elastic: it is what the elastic workloads share with the regular ones");
             check(pool <= 0 || limit <= pool, Setting.SHARED_LIMIT, limit, "must be <= the pool size " + pool);
             long regular = 0;
             int elastic = 0;
@@ -413,16 +461,25 @@ public final class DbBulkhead {
                 if (w.priority() == Priority.ELASTIC) {
                     elastic++;
                     if (w.concurrent() > limit) {
-                        throw new InvalidSettingException(w.name(), Setting.CONCURRENT, w.concurrent(),
+                        throw new InvalidSettingException(
+                                w.name(),
+                                Setting.CONCURRENT,
+                                w.concurrent(),
                                 "must be <= the shared limit " + limit + " of db-bulkhead '" + name + "'");
                     }
                 } else {
                     regular += w.concurrent();
                 }
             }
-            check(regular + elastic <= limit, Setting.SHARED_LIMIT, limit, "of db-bulkhead '" + name + "' must be at "
-                    + "least the regular workloads' concurrent added up and one for each elastic workload, " + regular
-                    + " + " + elastic + " " + describe() + " (lower them, or raise the shared limit and the pool)");
+            check(
+                    regular + elastic <= limit,
+                    Setting.SHARED_LIMIT,
+                    limit,
+                    "of db-bulkhead '" + name + "' must be at "
+                            + "least the regular workloads' concurrent added up and one for each elastic workload, "
+                            + regular
+                            + " + " + elastic + " " + describe()
+                            + " (lower them, or raise the shared limit and the pool)");
             return limit;
         }
 
@@ -430,10 +487,18 @@ public final class DbBulkhead {
             for (var w : workloads.values()) {
                 long useful = Sizing.usefulExtraSlots(w.concurrent(), queueWait, holdTime);
                 if (w.extraSlots() > useful) {
-                    LOG.log(Level.WARNING, "db-bulkhead ''{0}'', workload ''{1}'': extraSlots={2} but only about {3} "
+                    LOG.log(
+                            Level.WARNING,
+                            "db-bulkhead ''{0}'', workload ''{1}'': extraSlots={2} but only about {3} "
                                     + "queued callers can be served within {4} at {5} per operation with "
                                     + "concurrent={6}; the rest will time out instead of being rejected",
-                            name, w.name(), w.extraSlots(), useful, hintQueueWait, hintHoldTime, w.concurrent());
+                            name,
+                            w.name(),
+                            w.extraSlots(),
+                            useful,
+                            hintQueueWait,
+                            hintHoldTime,
+                            w.concurrent());
                 }
             }
         }

@@ -39,7 +39,8 @@ public final class Deadline {
     public static Deadline at(Instant instant) {
         Preconditions.notNull(instant, "instant");
         long now = System.nanoTime();
-        return new Deadline(Nanos.saturatedAdd(now, Nanos.of(Duration.between(Clock.systemUTC().instant(), instant))));
+        return new Deadline(Nanos.saturatedAdd(
+                now, Nanos.of(Duration.between(Clock.systemUTC().instant(), instant))));
     }
 
     /** The deadline at an absolute {@link System#nanoTime()} (or injected nano clock) value. */

@@ -37,7 +37,8 @@ public final class DeadlineExceededException extends BulkheadRejectedException {
     private final Stage stage;
     private final long overdueNanos;
 
-    DeadlineExceededException(Snapshot state, Stage stage, long overdueNanos, @Nullable Throwable cause, boolean stackTrace) {
+    DeadlineExceededException(
+            Snapshot state, Stage stage, long overdueNanos, @Nullable Throwable cause, boolean stackTrace) {
         super(state, stackTrace);
         this.stage = stage;
         this.overdueNanos = overdueNanos;
@@ -48,8 +49,10 @@ public final class DeadlineExceededException extends BulkheadRejectedException {
 
     @Override
     String describe() {
-        return "deadline exceeded " + describe(stage) + ", " + (overdueNanos() == Long.MAX_VALUE
-                ? "at the far past of the clock (a deadline such as Instant.MIN)" : millis(overdueNanos()) + " overdue")
+        return "deadline exceeded " + describe(stage) + ", "
+                + (overdueNanos() == Long.MAX_VALUE
+                        ? "at the far past of the clock (a deadline such as Instant.MIN)"
+                        : millis(overdueNanos()) + " overdue")
                 + " "
                 + "(" + millis(allowedWait().toNanos()) + " were left when admission began)";
     }
@@ -60,8 +63,9 @@ public final class DeadlineExceededException extends BulkheadRejectedException {
             case PERMIT_WAIT -> "while waiting for an execution permit";
             case CONNECTION_ACQUISITION -> "while acquiring a connection from the pool";
             case STATEMENT -> "in a statement (cancelled by the deadline's statement_timeout; rolled back)";
-            case NO_ANSWER -> "waiting for the server (no answer in time, e.g. queued in PgBouncer; the connection "
-                    + "was closed and nothing was committed)";
+            case NO_ANSWER ->
+                "waiting for the server (no answer in time, e.g. queued in PgBouncer; the connection "
+                        + "was closed and nothing was committed)";
         };
     }
 

@@ -14,7 +14,8 @@ public final class QueueTimeoutException extends BulkheadRejectedException {
 
     @Override
     String describe() {
-        return "no execution permit within the queue wait of " + millis(allowedWait().toNanos());
+        return "no execution permit within the queue wait of "
+                + millis(allowedWait().toNanos());
     }
 
     /** How long the operation waited for an execution permit: its queue wait. */

@@ -35,8 +35,8 @@ final class RejectionFactory implements Rejections {
     }
 
     @Override
-    public BulkheadRejectedException deadlineExceeded(Snapshot state, Stage stage, long overdueNanos,
-            @Nullable SQLException cause) {
+    public BulkheadRejectedException deadlineExceeded(
+            Snapshot state, Stage stage, long overdueNanos, @Nullable SQLException cause) {
         return new DeadlineExceededException(state, stage, overdueNanos, cause, stackTraces);
     }
 }

@@ -38,7 +38,11 @@ public final class TransactionOptions {
     private final boolean readOnly;
     private final @Nullable Isolation isolation;
 
-    private TransactionOptions(@Nullable Duration queueWait, @Nullable Deadline deadline, boolean readOnly, @Nullable Isolation isolation) {
+    private TransactionOptions(
+            @Nullable Duration queueWait,
+            @Nullable Deadline deadline,
+            boolean readOnly,
+            @Nullable Isolation isolation) {
         this.queueWait = queueWait;
         this.deadline = deadline;
         this.readOnly = readOnly;
@@ -56,13 +60,11 @@ public final class TransactionOptions {
     }
 
     public TransactionOptions withQueueWait(Duration queueWait) {
-        return new TransactionOptions(Preconditions.notNegative(queueWait, "queueWait"), deadline, readOnly,
-                isolation);
+        return new TransactionOptions(Preconditions.notNegative(queueWait, "queueWait"), deadline, readOnly, isolation);
     }
 
     public TransactionOptions withDeadline(Deadline deadline) {
-        return new TransactionOptions(queueWait, Preconditions.notNull(deadline, "deadline"), readOnly,
-                isolation);
+        return new TransactionOptions(queueWait, Preconditions.notNull(deadline, "deadline"), readOnly, isolation);
     }
 
     /** Run the transaction read-only ({@code Connection.setReadOnly(true)}). */
@@ -71,8 +73,7 @@ public final class TransactionOptions {
     }
 
     public TransactionOptions isolation(Isolation isolation) {
-        return new TransactionOptions(queueWait, deadline, readOnly,
-                Preconditions.notNull(isolation, "isolation"));
+        return new TransactionOptions(queueWait, deadline, readOnly, Preconditions.notNull(isolation, "isolation"));
     }
 
     /** The permit wait, or {@code null} when only the deadline bounds it. */

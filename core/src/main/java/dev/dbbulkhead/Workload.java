@@ -27,13 +27,16 @@ public interface Workload {
      * Runs {@code work} in one JDBC transaction, waiting at most {@code queueWait} for an execution permit: the
      * article's contract. See {@link DbBulkhead#transaction(Duration, SqlWork)}.
      */
-    <T extends @Nullable Object> T transaction(Duration queueWait, SqlWork<T> work) throws SQLException, InterruptedException;
+    <T extends @Nullable Object> T transaction(Duration queueWait, SqlWork<T> work)
+            throws SQLException, InterruptedException;
 
     /** Runs {@code work} in one transaction bounded by {@code deadline}. See {@link Deadline}. */
-    <T extends @Nullable Object> T transaction(Deadline deadline, SqlWork<T> work) throws SQLException, InterruptedException;
+    <T extends @Nullable Object> T transaction(Deadline deadline, SqlWork<T> work)
+            throws SQLException, InterruptedException;
 
     /** Runs {@code work} in one transaction with {@code options} (wait or deadline, read-only, isolation). */
-    <T extends @Nullable Object> T transaction(TransactionOptions options, SqlWork<T> work) throws SQLException, InterruptedException;
+    <T extends @Nullable Object> T transaction(TransactionOptions options, SqlWork<T> work)
+            throws SQLException, InterruptedException;
 
     /**
      * Admission without a transaction: waits at most {@code queueWait} for an execution permit and returns a

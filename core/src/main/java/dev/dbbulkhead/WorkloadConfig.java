@@ -51,24 +51,43 @@ public record WorkloadConfig(
         var check = new Check(name);
         check.that(concurrent >= 1, Setting.CONCURRENT, concurrent, "must be >= 1");
         check.that(extraSlots >= 0, Setting.EXTRA_SLOTS, extraSlots, "must be >= 0");
-        check.that((long) concurrent + extraSlots <= Integer.MAX_VALUE, Setting.EXTRA_SLOTS, extraSlots,
+        check.that(
+                (long) concurrent + extraSlots <= Integer.MAX_VALUE,
+                Setting.EXTRA_SLOTS,
+                extraSlots,
                 "must fit in an int together with concurrent: " + concurrent + " + " + extraSlots + " = "
                         + ((long) concurrent + extraSlots));
         check.that(queue != null, Setting.QUEUE, queue, "must not be null");
         check.that(priority != null, Setting.PRIORITY, priority, "must not be null");
         predictiveRejection |= queue != QueuePolicy.FIFO;
-        check.that(predictionAudit >= 0 && predictionAudit <= 1, Setting.PREDICTION_AUDIT, predictionAudit,
+        check.that(
+                predictionAudit >= 0 && predictionAudit <= 1,
+                Setting.PREDICTION_AUDIT,
+                predictionAudit,
                 "must be between 0 and 1");
-        check.that(predictionAudit == 0 || predictiveRejection, Setting.PREDICTION_AUDIT, predictionAudit,
+        check.that(
+                predictionAudit == 0 || predictiveRejection,
+                Setting.PREDICTION_AUDIT,
+                predictionAudit,
                 "needs predictiveRejection (or a DEADLINE queue) on the workload");
-        check.that(adaptiveLimitMin >= 0, Setting.ADAPTIVE_LIMIT_MIN, adaptiveLimitMin, "must be >= 0 (0: a fixed limit)");
-        check.that(adaptiveLimitMin <= concurrent, Setting.ADAPTIVE_LIMIT_MIN, adaptiveLimitMin,
+        check.that(
+                adaptiveLimitMin >= 0, Setting.ADAPTIVE_LIMIT_MIN, adaptiveLimitMin, "must be >= 0 (0: a fixed limit)");
+        check.that(
+                adaptiveLimitMin <= concurrent,
+                Setting.ADAPTIVE_LIMIT_MIN,
+                adaptiveLimitMin,
                 "must be <= concurrent " + concurrent);
-        check.that(adaptiveLatencyTarget != null, Setting.ADAPTIVE_LATENCY_TARGET, adaptiveLatencyTarget,
+        check.that(
+                adaptiveLatencyTarget != null,
+                Setting.ADAPTIVE_LATENCY_TARGET,
+                adaptiveLatencyTarget,
                 "must not be null (empty: none)");
         Duration target = adaptiveLatencyTarget.orElse(null);
         check.that(target == null || target.isPositive(), Setting.ADAPTIVE_LATENCY_TARGET, target, "must be > 0");
-        check.that(target == null || adaptiveLimitMin > 0, Setting.ADAPTIVE_LATENCY_TARGET, target,
+        check.that(
+                target == null || adaptiveLimitMin > 0,
+                Setting.ADAPTIVE_LATENCY_TARGET,
+                target,
                 "needs adaptiveLimitMin (the adaptive limit it is the target of)");
     }
 
@@ -89,8 +108,9 @@ public record WorkloadConfig(
      */
     public static WorkloadConfig recommended(String name, int concurrent) {
         var b = builder(name).concurrent(concurrent).queue(QueuePolicy.DEADLINE);
-        return b.extraSlots((int) Math.min(Integer.MAX_VALUE - (long) concurrent,
-                (long) RECOMMENDED_SLOTS_PER_PERMIT * concurrent)).build();
+        return b.extraSlots((int) Math.min(
+                        Integer.MAX_VALUE - (long) concurrent, (long) RECOMMENDED_SLOTS_PER_PERMIT * concurrent))
+                .build();
     }
 
     /** Q per permit in {@link #recommended}: only a memory cap, since the deadline bounds the queue. */
@@ -119,8 +139,8 @@ public record WorkloadConfig(
     private record Check(String workload) {
         Check {
             if (Preconditions.notNull(workload, "workload name").isBlank()) {
-                throw new InvalidSettingException(null, Setting.WORKLOAD_NAME, "'" + workload + "'",
-                        "must not be blank");
+                throw new InvalidSettingException(
+                        null, Setting.WORKLOAD_NAME, "'" + workload + "'", "must not be blank");
             }
         }
 
@@ -227,8 +247,16 @@ public record WorkloadConfig(
 
         /** The settings, checked together. */
         public WorkloadConfig build() {
-            return new WorkloadConfig(name, concurrent, extraSlots, queue, priority, predictiveRejection,
-                    predictionAudit, adaptiveLimitMin, Optional.ofNullable(adaptiveLatencyTarget));
+            return new WorkloadConfig(
+                    name,
+                    concurrent,
+                    extraSlots,
+                    queue,
+                    priority,
+                    predictiveRejection,
+                    predictionAudit,
+                    adaptiveLimitMin,
+                    Optional.ofNullable(adaptiveLatencyTarget));
         }
     }
 }

@@ -60,9 +60,15 @@ class AdaptiveLimitTest {
     }
 
     private Workload adaptive(int concurrent) {
-        return POOL.track(DbBulkhead.builder(POOL.get()).workload(WorkloadConfig.builder("w").concurrent(concurrent).extraSlots(64)
-                .adaptiveLimitMin(1).build())
-                .listener(listener).build()).workload("w");
+        return POOL.track(DbBulkhead.builder(POOL.get())
+                        .workload(WorkloadConfig.builder("w")
+                                .concurrent(concurrent)
+                                .extraSlots(64)
+                                .adaptiveLimitMin(1)
+                                .build())
+                        .listener(listener)
+                        .build())
+                .workload("w");
     }
 
     /** {@code n} virtual threads running {@code call} in a loop until closed; closing stops and joins them. */
@@ -122,15 +128,17 @@ class AdaptiveLimitTest {
         })) {
             await().atMost(Duration.ofSeconds(15)).until(() -> served.sum() >= 500);
             k.set(1); // an eighth of the capacity: one lock serves as many at L = 2 as at L = 8
-            await().atMost(Duration.ofSeconds(60)).untilAsserted(() ->
-                    assertThat(w.limit()).as("fallen to where fewer in flight complete as many: %s", trail())
+            await().atMost(Duration.ofSeconds(60))
+                    .untilAsserted(() -> assertThat(w.limit())
+                            .as("fallen to where fewer in flight complete as many: %s", trail())
                             .isLessThanOrEqualTo(4));
             k.set(8);
-            await().atMost(Duration.ofSeconds(20)).untilAsserted(() ->
-                    assertThat(w.limit()).as("risen again").isGreaterThanOrEqualTo(7));
+            await().atMost(Duration.ofSeconds(20))
+                    .untilAsserted(() -> assertThat(w.limit()).as("risen again").isGreaterThanOrEqualTo(7));
         }
         assertThat(served.sum()).isPositive();
-        assertThat(changes).as("every change is reported, from the limit in force")
+        assertThat(changes)
+                .as("every change is reported, from the limit in force")
                 .allMatch(c -> c[0] != c[1] && c[1] >= 1 && c[1] <= 8);
     }
 
@@ -142,7 +150,8 @@ class AdaptiveLimitTest {
      */
     @Test
     void theApplicationsOwnErrorsDoNotCutTheLimit() throws Exception {
-        try (Connection setup = Db.server().connect(); var s = setup.createStatement()) {
+        try (Connection setup = Db.server().connect();
+                var s = setup.createStatement()) {
             s.execute("CREATE TABLE IF NOT EXISTS adaptive_nowait (id int PRIMARY KEY)");
             s.execute("INSERT INTO adaptive_nowait VALUES (1) ON CONFLICT DO NOTHING");
         }
@@ -174,8 +183,11 @@ class AdaptiveLimitTest {
         }
         // The claim is about the errors: none of them is an overload signal. (The hold rule may still trim L when the
         // machine itself is busy: on 2 cores with a CPU hog on each, 8 -> 6 and back; before, L was pinned at 1.)
-        assertThat(signals).as("the application's own 55P03 and 57014 are not overload signals").isEmpty();
-        assertThat(changes).as("no collapse while a quarter of the transactions failed on their own")
+        assertThat(signals)
+                .as("the application's own 55P03 and 57014 are not overload signals")
+                .isEmpty();
+        assertThat(changes)
+                .as("no collapse while a quarter of the transactions failed on their own")
                 .allMatch(c -> c[1] >= 4);
     }
 
@@ -206,11 +218,14 @@ class AdaptiveLimitTest {
                 signalled.increment();
             }
         })) {
-            await().atMost(Duration.ofSeconds(15)).untilAsserted(() ->
-                    assertThat(changes).as("cut by a quarter").anyMatch(c -> c[1] == Math.max(1, c[0] * 3 / 4)
-                            || c[1] == c[0] - 2));
-            await().atMost(Duration.ofSeconds(15)).untilAsserted(() ->
-                    assertThat(w.limit()).as("while the signals go on: down to the minimum").isEqualTo(1));
+            await().atMost(Duration.ofSeconds(15))
+                    .untilAsserted(() -> assertThat(changes)
+                            .as("cut by a quarter")
+                            .anyMatch(c -> c[1] == Math.max(1, c[0] * 3 / 4) || c[1] == c[0] - 2));
+            await().atMost(Duration.ofSeconds(15))
+                    .untilAsserted(() -> assertThat(w.limit())
+                            .as("while the signals go on: down to the minimum")
+                            .isEqualTo(1));
         }
         assertThat(signalled.sum()).isPositive();
     }

@@ -23,8 +23,10 @@ import org.junit.jupiter.params.provider.EnumSource;
 /** Article points 2 and 3: admission slots, the timed wait for an execution permit, and interrupts. */
 class AdmissionContractTest {
     private static final Duration LONG = Duration.ofSeconds(20);
+
     @RegisterExtension
     static final BarrierExtension POOL = new BarrierExtension(6);
+
     private static HikariDataSource pool() {
         return POOL.get();
     }
@@ -43,7 +45,9 @@ class AdmissionContractTest {
                     .isInstanceOf(RejectedExecutionException.class)
                     .hasMessageContaining("admission full");
             assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(LONG.dividedBy(2));
-            assertThat(probe.openConnections()).as("only the holder's connection").isEqualTo(1);
+            assertThat(probe.openConnections())
+                    .as("only the holder's connection")
+                    .isEqualTo(1);
             assertThat(gate.available()).isZero();
             assertThat(gate.availableSlots()).isZero();
         }
@@ -68,14 +72,15 @@ class AdmissionContractTest {
             assertThat(rejected.limit()).isEqualTo(2);
             assertThat(rejected.executing()).as("live: the two holders").isEqualTo(2);
             assertThat(rejected.waiting()).as("live: the three queued").isEqualTo(3);
-            assertThat(rejected.getMessage()).isEqualTo("db-bulkhead 'db', workload 'default': admission full: all 5 "
-                    + "admission slots (limit + Q) taken, refused at once (B=2, Q=3, limit=2, executing=2, waiting=3)");
+            assertThat(rejected.getMessage())
+                    .isEqualTo(
+                            "db-bulkhead 'db', workload 'default': admission full: all 5 "
+                                    + "admission slots (limit + Q) taken, refused at once (B=2, Q=3, limit=2, executing=2, waiting=3)");
         }
     }
 
     @Test
-    void whileBPlusQAreInsideEveryFurtherCallerIsRejectedAndTheQWaitersSucceedOnceCapacityFrees()
-            throws Exception {
+    void whileBPlusQAreInsideEveryFurtherCallerIsRejectedAndTheQWaitersSucceedOnceCapacityFrees() throws Exception {
         var gate = POOL.bulkhead(pool(), 2, 3);
         var w = gate.defaultWorkload();
         try (var g = new Gate()) {
@@ -120,8 +125,10 @@ class AdmissionContractTest {
             Duration waited = Duration.ofNanos(System.nanoTime() - start);
             assertThat(rejected).isInstanceOf(QueueTimeoutException.class);
             assertThat(((QueueTimeoutException) rejected).queueWait()).isEqualTo(wait);
-            assertThat(rejected.getMessage()).contains("no execution permit within the queue wait of 200.000 ms",
-                    "(B=1, Q=2, limit=1, executing=1, waiting=0)");
+            assertThat(rejected.getMessage())
+                    .contains(
+                            "no execution permit within the queue wait of 200.000 ms",
+                            "(B=1, Q=2, limit=1, executing=1, waiting=0)");
             assertThat(waited).isGreaterThanOrEqualTo(wait).isLessThan(LONG);
             assertThat(w.available()).as("the holder keeps its permit").isZero();
             assertThat(w.availableSlots()).as("only the holder's slot is taken").isEqualTo(2);
@@ -175,8 +182,7 @@ class AdmissionContractTest {
 
     @ParameterizedTest
     @EnumSource(Threads.class)
-    void anInterruptWhileWaitingThrowsInterruptedExceptionAndReleasesOnlyTheSlot(Threads threads)
-            throws Exception {
+    void anInterruptWhileWaitingThrowsInterruptedExceptionAndReleasesOnlyTheSlot(Threads threads) throws Exception {
         var probe = new FaultyDataSource(pool());
         var gate = POOL.bulkhead(probe, 1, 1);
         var w = gate.defaultWorkload();
@@ -190,8 +196,12 @@ class AdmissionContractTest {
             await().atMost(Duration.ofSeconds(10)).until(() -> w.waiting() == 1);
             waiter.get().interrupt();
             assertThatThrownBy(() -> f.get(10, TimeUnit.SECONDS))
-                    .isInstanceOf(ExecutionException.class).cause().isInstanceOf(InterruptedException.class);
-            assertThat(w.available()).as("the holder keeps its permit, none was added").isZero();
+                    .isInstanceOf(ExecutionException.class)
+                    .cause()
+                    .isInstanceOf(InterruptedException.class);
+            assertThat(w.available())
+                    .as("the holder keeps its permit, none was added")
+                    .isZero();
             assertThat(w.availableSlots()).as("the waiter's slot is back").isEqualTo(1);
             assertThat(probe.openConnections()).isEqualTo(1);
         }

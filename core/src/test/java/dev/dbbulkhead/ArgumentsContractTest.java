@@ -15,6 +15,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class ArgumentsContractTest {
     @RegisterExtension
     static final BarrierExtension POOL = new BarrierExtension(2);
+
     private static HikariDataSource pool() {
         return POOL.get();
     }
@@ -22,7 +23,8 @@ class ArgumentsContractTest {
     @Test
     void nullSourceIsANullPointerExceptionNamingTheSource() {
         assertThatThrownBy(() -> new DbBulkhead(null, 1, 0))
-                .isInstanceOf(NullPointerException.class).hasMessageContaining("source");
+                .isInstanceOf(NullPointerException.class)
+                .hasMessageContaining("source");
     }
 
     @Test
@@ -63,7 +65,8 @@ class ArgumentsContractTest {
         var probe = new FaultyDataSource(pool());
         var gate = POOL.bulkhead(probe, 1, 1);
         assertThatThrownBy(() -> gate.transaction(Duration.ZERO, null))
-                .isInstanceOf(NullPointerException.class).hasMessageContaining("work");
+                .isInstanceOf(NullPointerException.class)
+                .hasMessageContaining("work");
         assertUntouched(gate, probe);
     }
 
@@ -73,7 +76,8 @@ class ArgumentsContractTest {
         var gate = POOL.bulkhead(probe, 1, 1);
         var ran = new AtomicBoolean();
         assertThatThrownBy(() -> gate.transaction((Duration) null, c -> ran.getAndSet(true)))
-                .isInstanceOf(NullPointerException.class).hasMessageContaining("queueWait");
+                .isInstanceOf(NullPointerException.class)
+                .hasMessageContaining("queueWait");
         assertThat(ran).isFalse();
         assertUntouched(gate, probe);
     }
@@ -110,17 +114,24 @@ class ArgumentsContractTest {
 
     @Test
     void aRefusedBuilderSettingNamesItsWorkloadSettingAndValueInItsParts() {
-        var e = org.assertj.core.api.Assertions.catchThrowableOfType(InvalidSettingException.class,
-                () -> DbBulkhead.builder(new dev.dbbulkhead.testkit.NoopDataSource()).workload("batch", 0, 1));
+        var e = org.assertj.core.api.Assertions.catchThrowableOfType(
+                InvalidSettingException.class,
+                () -> DbBulkhead.builder(new dev.dbbulkhead.testkit.NoopDataSource())
+                        .workload("batch", 0, 1));
         assertThat(e.workload()).contains("batch");
         assertThat(e.setting()).isEqualTo(Setting.CONCURRENT);
         assertThat(e.rule()).isEqualTo("must be >= 1");
         assertThat(e.value()).isEqualTo(0);
-        assertThat(e).hasMessage("workload 'batch': concurrent must be >= 1, was 0").isInstanceOf(
-                IllegalArgumentException.class);
-        var pool = org.assertj.core.api.Assertions.catchThrowableOfType(InvalidSettingException.class,
-                () -> DbBulkhead.builder(new dev.dbbulkhead.testkit.NoopDataSource()).poolSize(4).workload("a", 3, 0)
-                        .workload("b", 2, 0).build());
+        assertThat(e)
+                .hasMessage("workload 'batch': concurrent must be >= 1, was 0")
+                .isInstanceOf(IllegalArgumentException.class);
+        var pool = org.assertj.core.api.Assertions.catchThrowableOfType(
+                InvalidSettingException.class,
+                () -> DbBulkhead.builder(new dev.dbbulkhead.testkit.NoopDataSource())
+                        .poolSize(4)
+                        .workload("a", 3, 0)
+                        .workload("b", 2, 0)
+                        .build());
         assertThat(pool.setting()).isEqualTo(Setting.POOL_SIZE);
         assertThat(pool.workload()).isEmpty();
         assertThat(pool.value()).isEqualTo(4);

@@ -22,12 +22,14 @@ class BadInputPropertiesTest {
     static final BarrierExtension POOL = new BarrierExtension(2);
 
     private static final long SEED = Long.getLong("properties.seed", System.nanoTime());
-    private static final int[] INT_EDGES = {Integer.MIN_VALUE, Integer.MIN_VALUE + 1, -2, -1, 0, 1, 2,
-        Integer.MAX_VALUE - 1, Integer.MAX_VALUE};
+    private static final int[] INT_EDGES = {
+        Integer.MIN_VALUE, Integer.MIN_VALUE + 1, -2, -1, 0, 1, 2, Integer.MAX_VALUE - 1, Integer.MAX_VALUE
+    };
 
     /** The edge values, then {@code n} seeded random ints in [min, max]. */
     private static IntStream ints(Random random, int n, int min, int max) {
-        return IntStream.concat(IntStream.of(INT_EDGES).filter(v -> v >= min && v <= max),
+        return IntStream.concat(
+                IntStream.of(INT_EDGES).filter(v -> v >= min && v <= max),
                 random.ints(n, min, max == Integer.MAX_VALUE ? max : max + 1));
     }
 
@@ -44,23 +46,27 @@ class BadInputPropertiesTest {
             for (int k = 0; k < 3; k++) {
                 int extraSlots = b[random.nextInt(b.length)];
                 String at = where(concurrent, extraSlots);
-                boolean valid = concurrent >= 1 && extraSlots >= 0
-                        && (long) concurrent + extraSlots <= Integer.MAX_VALUE;
+                boolean valid =
+                        concurrent >= 1 && extraSlots >= 0 && (long) concurrent + extraSlots <= Integer.MAX_VALUE;
                 if (valid) {
                     var gate = POOL.bulkhead(POOL.get(), concurrent, extraSlots);
                     assertThat(gate.available()).as(at).isEqualTo(concurrent);
                     assertThat(gate.availableSlots()).as(at).isEqualTo(concurrent + extraSlots);
                 } else if (concurrent < 1) {
-                    assertThatThrownBy(() -> new DbBulkhead(POOL.get(), concurrent, extraSlots)).as(at)
+                    assertThatThrownBy(() -> new DbBulkhead(POOL.get(), concurrent, extraSlots))
+                            .as(at)
                             .isInstanceOf(IllegalArgumentException.class)
                             .hasMessageContaining("concurrent must be >= 1, was " + concurrent);
                 } else if (extraSlots < 0) {
-                    assertThatThrownBy(() -> new DbBulkhead(POOL.get(), concurrent, extraSlots)).as(at)
+                    assertThatThrownBy(() -> new DbBulkhead(POOL.get(), concurrent, extraSlots))
+                            .as(at)
                             .isInstanceOf(IllegalArgumentException.class)
                             .hasMessageContaining("extraSlots must be >= 0, was " + extraSlots);
                 } else {
-                    assertThatThrownBy(() -> new DbBulkhead(POOL.get(), concurrent, extraSlots)).as(at)
-                            .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("must fit in an int")
+                    assertThatThrownBy(() -> new DbBulkhead(POOL.get(), concurrent, extraSlots))
+                            .as(at)
+                            .isInstanceOf(IllegalArgumentException.class)
+                            .hasMessageContaining("must fit in an int")
                             .hasMessageContaining(concurrent + " + " + extraSlots);
                 }
             }
@@ -79,21 +85,25 @@ class BadInputPropertiesTest {
             var probe = new FaultyDataSource(POOL.get());
             var builder = DbBulkhead.builder(probe).poolSize(poolSize);
             if (interactive < 1 || extra < 0) {
-                assertThatThrownBy(() -> builder.workload("interactive", interactive, extra)).as(at)
+                assertThatThrownBy(() -> builder.workload("interactive", interactive, extra))
+                        .as(at)
                         .isInstanceOf(IllegalArgumentException.class)
                         .hasMessageStartingWith("workload 'interactive': ");
                 continue;
             }
             builder.workload("interactive", interactive, extra);
             if (batch < 1) {
-                assertThatThrownBy(() -> builder.workload("batch", batch, 0)).as(at)
+                assertThatThrownBy(() -> builder.workload("batch", batch, 0))
+                        .as(at)
                         .isInstanceOf(IllegalArgumentException.class)
                         .hasMessage("workload 'batch': concurrent must be >= 1, was " + batch);
                 continue;
             }
             builder.workload("batch", batch, 0);
             if (interactive + batch > poolSize) {
-                assertThatThrownBy(builder::build).as(at).isInstanceOf(IllegalArgumentException.class)
+                assertThatThrownBy(builder::build)
+                        .as(at)
+                        .isInstanceOf(IllegalArgumentException.class)
                         .hasMessageContaining("add up to, " + (interactive + batch))
                         .hasMessageEndingWith("was " + poolSize);
             } else {
@@ -106,15 +116,16 @@ class BadInputPropertiesTest {
     @Test
     void aNegativeQueueWaitIsRefusedAndAcquiresNothing() {
         var random = new Random(SEED + 2);
-        LongStream.concat(LongStream.of(Long.MIN_VALUE, -1_000_000_000L, -1),
-                random.longs(200, Long.MIN_VALUE, 0)).forEach(nanos -> {
+        LongStream.concat(LongStream.of(Long.MIN_VALUE, -1_000_000_000L, -1), random.longs(200, Long.MIN_VALUE, 0))
+                .forEach(nanos -> {
                     int concurrent = 1 + random.nextInt(4);
                     String at = where(nanos, concurrent);
                     var probe = new FaultyDataSource(POOL.get());
                     var gate = POOL.bulkhead(probe, concurrent, 1);
                     var ran = new AtomicBoolean();
                     Duration wait = Duration.ofNanos(nanos);
-                    assertThatThrownBy(() -> gate.transaction(wait, c -> ran.getAndSet(true))).as(at)
+                    assertThatThrownBy(() -> gate.transaction(wait, c -> ran.getAndSet(true)))
+                            .as(at)
                             .isInstanceOf(IllegalArgumentException.class)
                             .hasMessage("queueWait must not be negative, was " + wait);
                     assertThat(ran).as(at).isFalse();
@@ -132,14 +143,18 @@ class BadInputPropertiesTest {
                 .forEach(overdue -> {
                     String at = where(overdue);
                     var probe = new FaultyDataSource(POOL.get());
-                    var gate = POOL.track(DbBulkhead.builder(probe).nanoClock(() -> now).workload("w", 2, 2).build());
+                    var gate = POOL.track(DbBulkhead.builder(probe)
+                            .nanoClock(() -> now)
+                            .workload("w", 2, 2)
+                            .build());
                     var ran = new AtomicBoolean();
-                    assertThatThrownBy(() -> gate.transaction(Deadline.atNanoTime(now - overdue),
-                            c -> ran.getAndSet(true))).as(at)
+                    assertThatThrownBy(() ->
+                                    gate.transaction(Deadline.atNanoTime(now - overdue), c -> ran.getAndSet(true)))
+                            .as(at)
                             .isInstanceOf(DeadlineExceededException.class)
                             .hasMessageContaining("deadline exceeded before admission")
-                            .satisfies(e -> assertThat(((DeadlineExceededException) e).overdueNanos()).isEqualTo(
-                                    overdue));
+                            .satisfies(e -> assertThat(((DeadlineExceededException) e).overdueNanos())
+                                    .isEqualTo(overdue));
                     assertThat(ran).as(at).isFalse();
                     assertThat(probe.openConnections()).as(at).isZero();
                     assertThat(gate.available()).as(at).isEqualTo(2);
@@ -163,9 +178,11 @@ class BadInputPropertiesTest {
                 name = sb.toString();
             }
             String at = where(name == null ? "null" : "'" + name + "'");
-            assertThatThrownBy(() -> DbBulkhead.builder(POOL.get()).workload(name, 1, 0)).as(at)
+            assertThatThrownBy(() -> DbBulkhead.builder(POOL.get()).workload(name, 1, 0))
+                    .as(at)
                     .hasMessageMatching("(?s)(workloadName must not be blank|workload name must not be null).*");
-            assertThatThrownBy(() -> DbBulkhead.builder(POOL.get()).name(name)).as(at)
+            assertThatThrownBy(() -> DbBulkhead.builder(POOL.get()).name(name))
+                    .as(at)
                     .hasMessageContaining("name must not be");
         }
     }

@@ -39,13 +39,19 @@ final class BarrierExtension implements BeforeAllCallback, AfterEachCallback, Af
             await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
                 for (DbBulkhead barrier : barriers) {
                     for (Workload w : barrier.workloads()) {
-                        assertThat(w.available()).as("free execution permits of %s", w).isEqualTo(w.limit());
-                        assertThat(w.availableSlots()).as("free admission slots of %s", w)
+                        assertThat(w.available())
+                                .as("free execution permits of %s", w)
+                                .isEqualTo(w.limit());
+                        assertThat(w.availableSlots())
+                                .as("free admission slots of %s", w)
                                 .isEqualTo(w.limit() + w.extraSlots());
-                        assertThat(w.waiting()).as("callers still queued in %s", w).isZero();
+                        assertThat(w.waiting())
+                                .as("callers still queued in %s", w)
+                                .isZero();
                     }
                 }
-                assertThat(pool.getHikariPoolMXBean().getActiveConnections()).as("active pool connections")
+                assertThat(pool.getHikariPoolMXBean().getActiveConnections())
+                        .as("active pool connections")
                         .isZero();
             });
         } finally {

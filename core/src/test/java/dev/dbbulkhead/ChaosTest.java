@@ -18,8 +18,6 @@ import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
@@ -38,25 +36,35 @@ import org.junit.jupiter.api.Test;
  */
 class ChaosTest {
     enum Reported {
-        COMMITTED, FAILED_BEFORE_COMMIT, OUTCOME_UNKNOWN
+        COMMITTED,
+        FAILED_BEFORE_COMMIT,
+        OUTCOME_UNKNOWN
     }
 
     @Test
     void chaos() throws Exception {
         long seed = Long.getLong("chaos.seed", System.nanoTime());
         int operations = Integer.getInteger("chaos.operations", 3000);
-        System.out.println("chaos: seed=" + seed + " operations=" + operations + " (rerun with -Dchaos.seed=" + seed
-                + ")");
+        System.out.println(
+                "chaos: seed=" + seed + " operations=" + operations + " (rerun with -Dchaos.seed=" + seed + ")");
         var report = run(seed, operations);
         System.out.println("chaos: " + report);
     }
 
-    record Report(long seed, int operations, Map<Reported, Long> outcomes, Map<String, Long> failures,
-            Map<Point, Integer> injected, long terminated, long unknownPresent, long unknownAbsent) {}
+    record Report(
+            long seed,
+            int operations,
+            Map<Reported, Long> outcomes,
+            Map<String, Long> failures,
+            Map<Point, Integer> injected,
+            long terminated,
+            long unknownPresent,
+            long unknownAbsent) {}
 
     static Report run(long seed, int operations) throws Exception {
         var random = new Random(seed);
-        try (Connection setup = Db.server().connect(); var s = setup.createStatement()) {
+        try (Connection setup = Db.server().connect();
+                var s = setup.createStatement()) {
             s.execute("DROP TABLE IF EXISTS chaos_ops");
             s.execute("CREATE TABLE chaos_ops (id bigint PRIMARY KEY, workload text)");
             s.execute("DROP TABLE IF EXISTS chaos_hot");
@@ -65,16 +73,24 @@ class ChaosTest {
         }
         try (HikariDataSource pool = Db.server().pool(6, Duration.ofMillis(500), "chaos")) {
             var faulty = new FaultyDataSource(pool, seed)
-                    .fail(Point.GET_CONNECTION, 0.02).fail(Point.SET_AUTO_COMMIT, 0.01).fail(Point.COMMIT, 0.02)
-                    .fail(Point.COMMIT_AFTER, 0.02).fail(Point.ROLLBACK, 0.05).fail(Point.CLOSE, 0.02);
-            var gate = DbBulkhead.builder(faulty).name("chaos").poolSize(6)
-                    .workload("interactive", 3, 6).workload("batch", 2, 2).build();
+                    .fail(Point.GET_CONNECTION, 0.02)
+                    .fail(Point.SET_AUTO_COMMIT, 0.01)
+                    .fail(Point.COMMIT, 0.02)
+                    .fail(Point.COMMIT_AFTER, 0.02)
+                    .fail(Point.ROLLBACK, 0.05)
+                    .fail(Point.CLOSE, 0.02);
+            var gate = DbBulkhead.builder(faulty)
+                    .name("chaos")
+                    .poolSize(6)
+                    .workload("interactive", 3, 6)
+                    .workload("batch", 2, 2)
+                    .build();
             var reported = new ConcurrentHashMap<Long, Reported>();
             var failures = new ConcurrentHashMap<String, LongAdder>();
             var terminated = new LongAdder();
             var stop = new AtomicBoolean();
-            Thread killer = Thread.ofPlatform().name("chaos-killer").start(() -> killBusyBackends(seed, stop,
-                    terminated));
+            Thread killer =
+                    Thread.ofPlatform().name("chaos-killer").start(() -> killBusyBackends(seed, stop, terminated));
             var futures = new ArrayList<Future<?>>();
             var threads = new ConcurrentHashMap<Long, Thread>();
             try (var executor = Executors.newVirtualThreadPerTaskExecutor()) {
@@ -99,7 +115,8 @@ class ChaosTest {
                             reported.put(id, Reported.OUTCOME_UNKNOWN);
                         } catch (SQLException | RuntimeException | InterruptedException | Error e) {
                             reported.put(id, Reported.FAILED_BEFORE_COMMIT);
-                            failures.computeIfAbsent(name(e), k -> new LongAdder()).increment();
+                            failures.computeIfAbsent(name(e), k -> new LongAdder())
+                                    .increment();
                         } finally {
                             threads.remove(id);
                         }
@@ -127,15 +144,20 @@ class ChaosTest {
             for (int i = 0; i < operations; i++) {
                 long id = i + 1L;
                 if (!reported.containsKey(id)) {
-                    assertThat(futures.get(i).isCancelled()).as("seed %d: operation %d never reported", seed, id)
+                    assertThat(futures.get(i).isCancelled())
+                            .as("seed %d: operation %d never reported", seed, id)
                             .isTrue();
                     reported.put(id, Reported.FAILED_BEFORE_COMMIT);
-                    failures.computeIfAbsent("cancelled before start", k -> new LongAdder()).increment();
+                    failures.computeIfAbsent("cancelled before start", k -> new LongAdder())
+                            .increment();
                     cancelledBeforeStart++;
                 }
             }
-            assertThat(reported).as("seed %d: every operation accounted for (%d cancelled before start)", seed,
-                    cancelledBeforeStart).hasSize(operations);
+            assertThat(reported)
+                    .as(
+                            "seed %d: every operation accounted for (%d cancelled before start)",
+                            seed, cancelledBeforeStart)
+                    .hasSize(operations);
             for (Workload w : gate.workloads()) {
                 Db.assertAllReleased(w, pool);
             }
@@ -187,9 +209,10 @@ class ChaosTest {
         try (Connection admin = Db.server().connect()) {
             while (!stop.get()) {
                 LockSupport.parkNanos(Duration.ofMillis(20 + random.nextInt(60)).toNanos());
-                try (var s = admin.createStatement(); var r = s.executeQuery("SELECT pg_terminate_backend(pid) "
-                        + "FROM pg_stat_activity WHERE application_name = 'chaos' AND state <> 'idle' "
-                        + "ORDER BY random() LIMIT 1")) {
+                try (var s = admin.createStatement();
+                        var r = s.executeQuery("SELECT pg_terminate_backend(pid) "
+                                + "FROM pg_stat_activity WHERE application_name = 'chaos' AND state <> 'idle' "
+                                + "ORDER BY random() LIMIT 1")) {
                     while (r.next()) {
                         if (r.getBoolean(1)) {
                             terminated.increment();
@@ -202,13 +225,22 @@ class ChaosTest {
         }
     }
 
-    private static Report verifyRows(long seed, int operations, Map<Long, Reported> reported,
-            Map<String, LongAdder> failures, FaultyDataSource faulty, long terminated) throws SQLException {
+    private static Report verifyRows(
+            long seed,
+            int operations,
+            Map<Long, Reported> reported,
+            Map<String, LongAdder> failures,
+            FaultyDataSource faulty,
+            long terminated)
+            throws SQLException {
         Set<Long> present = ConcurrentHashMap.newKeySet();
-        try (Connection c = Db.server().connect(); var s = c.createStatement();
+        try (Connection c = Db.server().connect();
+                var s = c.createStatement();
                 var r = s.executeQuery("SELECT id, count(*) FROM chaos_ops GROUP BY id")) {
             while (r.next()) {
-                assertThat(r.getLong(2)).as("seed %d: rows of id %d", seed, r.getLong(1)).isEqualTo(1);
+                assertThat(r.getLong(2))
+                        .as("seed %d: rows of id %d", seed, r.getLong(1))
+                        .isEqualTo(1);
                 present.add(r.getLong(1));
             }
         }
@@ -239,8 +271,11 @@ class ChaosTest {
                 }
             }
         }
-        assertThat(wrong).as("seed %d: ids whose row contradicts what their caller was told", seed).isEmpty();
-        assertThat(outcomes.getOrDefault(Reported.COMMITTED, 0L)).as("seed %d: some work got through", seed)
+        assertThat(wrong)
+                .as("seed %d: ids whose row contradicts what their caller was told", seed)
+                .isEmpty();
+        assertThat(outcomes.getOrDefault(Reported.COMMITTED, 0L))
+                .as("seed %d: some work got through", seed)
                 .isPositive();
         var injected = new EnumMap<Point, Integer>(Point.class);
         for (Point p : Point.values()) {
@@ -248,7 +283,7 @@ class ChaosTest {
         }
         var failureCounts = new TreeMap<String, Long>();
         failures.forEach((k, v) -> failureCounts.put(k, v.sum()));
-        return new Report(seed, operations, outcomes, failureCounts, injected, terminated, unknownPresent,
-                unknownAbsent);
+        return new Report(
+                seed, operations, outcomes, failureCounts, injected, terminated, unknownPresent, unknownAbsent);
     }
 }

@@ -10,8 +10,8 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.stream.Stream;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -21,6 +21,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 class CommitRollbackContractTest {
     @RegisterExtension
     static final BarrierExtension POOL = new BarrierExtension(3);
+
     private static HikariDataSource pool() {
         return POOL.get();
     }
@@ -44,7 +45,9 @@ class CommitRollbackContractTest {
     }
 
     static Stream<Throwable> workFailures() {
-        return Stream.of(new SQLException("work failed", "22000"), new IllegalStateException("bug in work"),
+        return Stream.of(
+                new SQLException("work failed", "22000"),
+                new IllegalStateException("bug in work"),
                 new AssertionError("error in work"));
     }
 
@@ -54,9 +57,10 @@ class CommitRollbackContractTest {
         var gate = POOL.bulkhead(pool(), 1, 0);
         long id = Db.newId();
         assertThatThrownBy(() -> gate.transaction(Duration.ZERO, c -> {
-            Db.insert(c, id);
-            throw sneaky(failure);
-        })).isSameAs(failure);
+                    Db.insert(c, id);
+                    throw sneaky(failure);
+                }))
+                .isSameAs(failure);
         assertRolledBack(gate, id);
     }
 
@@ -71,9 +75,12 @@ class CommitRollbackContractTest {
         var gate = POOL.bulkhead(pool(), 1, 0);
         long id = Db.newId();
         assertThatThrownBy(() -> gate.transaction(Duration.ZERO, c -> {
-            Db.insert(c, id);
-            return Db.insert(c, id); // duplicate key
-        })).isInstanceOf(SQLException.class).extracting(e -> ((SQLException) e).getSQLState()).isEqualTo("23505");
+                    Db.insert(c, id);
+                    return Db.insert(c, id); // duplicate key
+                }))
+                .isInstanceOf(SQLException.class)
+                .extracting(e -> ((SQLException) e).getSQLState())
+                .isEqualTo("23505");
         assertRolledBack(gate, id);
     }
 
@@ -84,9 +91,10 @@ class CommitRollbackContractTest {
         long id = Db.newId();
         var failure = new SQLException("work failed");
         assertThatThrownBy(() -> gate.transaction(Duration.ZERO, c -> {
-            Db.insert(c, id);
-            throw failure;
-        })).isSameAs(failure);
+                    Db.insert(c, id);
+                    throw failure;
+                }))
+                .isSameAs(failure);
         assertThat(failure.getSuppressed()).hasSize(1);
         assertThat(failure.getSuppressed()[0]).hasMessageContaining("injected fault at ROLLBACK");
         assertThat(faulty.injected(Point.ROLLBACK)).isEqualTo(1);
@@ -116,8 +124,9 @@ class CommitRollbackContractTest {
                 .onCall(Point.CLOSE, c -> seen.add("close " + permits(gate.get())));
         gate.set(POOL.bulkhead(faulty, 1, 0));
         assertThatThrownBy(() -> gate.get().transaction(Duration.ZERO, c -> {
-            throw new SQLException("fail");
-        })).hasMessage("fail");
+                    throw new SQLException("fail");
+                }))
+                .hasMessage("fail");
         assertThat(seen).containsExactly("rollback 0/0", "close 0/0");
         assertThat(permits(gate.get())).isEqualTo("1/1");
     }
@@ -128,7 +137,8 @@ class CommitRollbackContractTest {
         var gate = POOL.bulkhead(faulty, 1, 1);
         var ran = new AtomicReference<Boolean>(false);
         assertThatThrownBy(() -> gate.transaction(Duration.ZERO, c -> ran.getAndSet(true)))
-                .isInstanceOf(SQLException.class).hasMessageContaining("SET_AUTO_COMMIT");
+                .isInstanceOf(SQLException.class)
+                .hasMessageContaining("SET_AUTO_COMMIT");
         assertThat(ran.get()).isFalse();
         assertThat(faulty.openConnections()).isZero();
         Db.assertAllReleased(gate.defaultWorkload(), pool());

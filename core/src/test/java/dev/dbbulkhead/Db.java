@@ -22,7 +22,8 @@ final class Db {
         if (!schemaReady) {
             synchronized (Db.class) {
                 if (!schemaReady) {
-                    try (Connection c = db.connect(); var s = c.createStatement()) {
+                    try (Connection c = db.connect();
+                            var s = c.createStatement()) {
                         // A real server (DB_URL) keeps tables between runs: start from an empty one.
                         s.execute("DROP TABLE IF EXISTS bulkhead_items");
                         s.execute("CREATE TABLE bulkhead_items (id bigint PRIMARY KEY, note text)");
@@ -58,7 +59,8 @@ final class Db {
 
     /** Runs {@code sql} on a fresh connection outside any pool (in the test schema). */
     static void execute(String sql) throws SQLException {
-        try (Connection c = server().connect(); var s = c.createStatement()) {
+        try (Connection c = server().connect();
+                var s = c.createStatement()) {
             s.execute(sql);
         }
     }
@@ -94,7 +96,8 @@ final class Db {
 
     /** The first column of the first row of {@code sql} on {@code c}, as an int. */
     static int count(Connection c, String sql) throws SQLException {
-        try (var s = c.createStatement(); var r = s.executeQuery(sql)) {
+        try (var s = c.createStatement();
+                var r = s.executeQuery(sql)) {
             r.next();
             return r.getInt(1);
         }
@@ -109,7 +112,8 @@ final class Db {
 
     /** The first column of the first row of {@code sql} on {@code c}, as text. */
     static String text(Connection c, String sql) throws SQLException {
-        try (var s = c.createStatement(); var r = s.executeQuery(sql)) {
+        try (var s = c.createStatement();
+                var r = s.executeQuery(sql)) {
             r.next();
             return r.getString(1);
         }
@@ -130,12 +134,12 @@ final class Db {
     /** Every permit back and no connection left active in the pool. */
     static void assertAllReleased(Workload w, HikariDataSource pool) {
         assertThat(w.available()).as("free execution permits of %s", w).isEqualTo(w.limit());
-        assertThat(w.availableSlots()).as("free admission slots of %s", w)
-                .isEqualTo(w.limit() + w.extraSlots());
+        assertThat(w.availableSlots()).as("free admission slots of %s", w).isEqualTo(w.limit() + w.extraSlots());
         // Hikari returns a connection on close(); the count settles at once, Awaitility only absorbs the
         // bookkeeping of a connection being evicted on another thread.
-        await().atMost(Duration.ofSeconds(5)).untilAsserted(() ->
-                assertThat(pool.getHikariPoolMXBean().getActiveConnections()).as("active pool connections")
+        await().atMost(Duration.ofSeconds(5))
+                .untilAsserted(() -> assertThat(pool.getHikariPoolMXBean().getActiveConnections())
+                        .as("active pool connections")
                         .isZero());
     }
 }

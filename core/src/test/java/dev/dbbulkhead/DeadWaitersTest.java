@@ -30,8 +30,7 @@ class DeadWaitersTest {
 
     @ParameterizedTest
     @EnumSource(Gate.Threads.class)
-    void waitersThatDieInsideTheBarrierGiveEverythingBackWithoutCallingAgain(Gate.Threads threads)
-            throws Exception {
+    void waitersThatDieInsideTheBarrierGiveEverythingBackWithoutCallingAgain(Gate.Threads threads) throws Exception {
         var gate = POOL.bulkhead(1, 4);
         var w = gate.defaultWorkload();
         var random = new Random(18);
@@ -44,7 +43,8 @@ class DeadWaitersTest {
             for (int t = 0; t < THREADS; t++) {
                 int stopAfter = 1 + random.nextInt(40);
                 Runnable dying = () -> descend(gate, new int[] {stopAfter}, overflowsInside);
-                Thread thread = threads == Gate.Threads.VIRTUAL ? Thread.ofVirtual().unstarted(dying)
+                Thread thread = threads == Gate.Threads.VIRTUAL
+                        ? Thread.ofVirtual().unstarted(dying)
                         : Thread.ofPlatform().stackSize(256 * 1024).unstarted(dying);
                 thread.start();
                 thread.join(TimeUnit.MINUTES.toMillis(1));
@@ -56,7 +56,9 @@ class DeadWaitersTest {
         assertThat(overflowsInside.get()).as("overflows inside the barrier").isGreaterThanOrEqualTo(THREADS);
         await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
             assertThat(w.waiting()).as("nobody left queued").isZero();
-            assertThat(w.available()).as("the holder's permit is free, not lost to a dead waiter").isEqualTo(1);
+            assertThat(w.available())
+                    .as("the holder's permit is free, not lost to a dead waiter")
+                    .isEqualTo(1);
             assertThat(w.availableSlots()).isEqualTo(5);
         });
         int answer = gate.transaction(Duration.ofSeconds(5), c -> Db.count(c, "SELECT 42"));

@@ -44,7 +44,8 @@ class DeadlineBehindPgBouncerTest {
     @BeforeEach
     void takeBothServerConnections() throws Exception {
         var db = Db.server();
-        assumeThat(db.jdbcUrl()).as("the PgBouncer pass (DB_URL on 127.0.0.1:6432/bulkhead)")
+        assumeThat(db.jdbcUrl())
+                .as("the PgBouncer pass (DB_URL on 127.0.0.1:6432/bulkhead)")
                 .contains("127.0.0.1:6432/bulkhead?");
         two = db.jdbcUrl().replace("/bulkhead?", "/bulkhead_two?");
     }
@@ -69,7 +70,9 @@ class DeadlineBehindPgBouncerTest {
                 return null;
             });
         }
-        assertThat(busy.await(30, TimeUnit.SECONDS)).as("both server connections taken").isTrue();
+        assertThat(busy.await(30, TimeUnit.SECONDS))
+                .as("both server connections taken")
+                .isTrue();
     }
 
     @AfterEach
@@ -89,7 +92,8 @@ class DeadlineBehindPgBouncerTest {
     void aPoolThatMustOpenAConnectionIsInterruptedAtTheDeadline(Gate.Threads threads) throws Exception {
         var config = Db.server().config(2, Duration.ofSeconds(20));
         config.setJdbcUrl(two);
-        try (var pool = new HikariDataSource(config); var g = new Gate(threads)) {
+        try (var pool = new HikariDataSource(config);
+                var g = new Gate(threads)) {
             hold(); // the pool has no connection yet: it must log in, and PgBouncer makes it wait
             var gate = DbBulkhead.builder(pool).workload("w", 2, 0).build();
             var e = refusedWithin(g, gate);
@@ -117,7 +121,8 @@ class DeadlineBehindPgBouncerTest {
         });
         try (var g = new Gate(threads)) {
             hold();
-            var gate = DbBulkhead.builder(source).poolSize(2).workload("w", 2, 0).build();
+            var gate =
+                    DbBulkhead.builder(source).poolSize(2).workload("w", 2, 0).build();
             var e = refusedWithin(g, gate);
             assertThat(e.stage()).isEqualTo(DeadlineExceededException.Stage.NO_ANSWER);
             assertThat(e.getMessage()).contains("nothing was committed");
@@ -139,11 +144,12 @@ class DeadlineBehindPgBouncerTest {
             }
         });
         long took = (System.nanoTime() - start) / 1_000_000;
-        System.out.println("deadline " + DEADLINE.toMillis() + " ms behind a full PgBouncer pool: refused after "
-                + took + " ms: " + e.getMessage());
+        System.out.println("deadline " + DEADLINE.toMillis() + " ms behind a full PgBouncer pool: refused after " + took
+                + " ms: " + e.getMessage());
         assertThat(e).isInstanceOf(DeadlineExceededException.class);
-        assertThat(took).as("refused after the deadline, long before the queue").isBetween(DEADLINE.toMillis(),
-                BOUND_MILLIS);
+        assertThat(took)
+                .as("refused after the deadline, long before the queue")
+                .isBetween(DEADLINE.toMillis(), BOUND_MILLIS);
         return (DeadlineExceededException) e;
     }
 

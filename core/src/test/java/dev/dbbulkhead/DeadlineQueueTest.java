@@ -24,8 +24,12 @@ class DeadlineQueueTest {
     static final BarrierExtension POOL = new BarrierExtension(3);
 
     private static Workload deadlineQueue(QueuePolicy policy) {
-        return POOL.track(DbBulkhead.builder(POOL.get()).workload(WorkloadConfig.recommended("w", 1).toBuilder()
-                .queue(policy).build()).build()).workload("w");
+        return POOL.track(DbBulkhead.builder(POOL.get())
+                        .workload(WorkloadConfig.recommended("w", 1).toBuilder()
+                                .queue(policy)
+                                .build())
+                        .build())
+                .workload("w");
     }
 
     /** Four operations of about {@code seconds}: the workload's first window of holds (mean and reserve). */
@@ -51,25 +55,33 @@ class DeadlineQueueTest {
             while (refused == null && admitted.size() < 60) {
                 Future<Integer> f = g.queueWithDeadline(w, Duration.ofSeconds(5), one());
                 if (f.isDone()) {
-                    refused = (WouldTimeOutException) catchThrowableOfType(ExecutionException.class, f::get).getCause();
+                    refused = (WouldTimeOutException) catchThrowableOfType(ExecutionException.class, f::get)
+                            .getCause();
                 } else {
                     admitted.add(f);
                 }
             }
-            assertThat(refused).as("a caller is refused once the line is longer than its deadline allows").isNotNull();
+            assertThat(refused)
+                    .as("a caller is refused once the line is longer than its deadline allows")
+                    .isNotNull();
             int k = admitted.size();
-            assertThat(k).as("admitted: about (5 s - reserve) / hold, far more than B + a count-sized Q")
+            assertThat(k)
+                    .as("admitted: about (5 s - reserve) / hold, far more than B + a count-sized Q")
                     .isGreaterThanOrEqualTo(10);
-            assertThat(refused.expectedWait()).as("(k + 1) waits of one hold, B = 1")
+            assertThat(refused.expectedWait())
+                    .as("(k + 1) waits of one hold, B = 1")
                     .isEqualTo(Duration.ofNanos(hold * (k + 1)));
             assertThat(refused.expectedWait()).isGreaterThan(refused.allowedWait());
-            assertThat(refused.allowedWait()).as("its deadline less the time its work needs")
+            assertThat(refused.allowedWait())
+                    .as("its deadline less the time its work needs")
                     .isLessThan(Duration.ofSeconds(5).minus(Duration.ofNanos(hold / 2)));
             assertThat(refused.waited()).as("refused at once").isZero();
             assertThat(w.waiting()).as("the refused caller holds nothing").isEqualTo(k);
             g.release();
             for (Future<Integer> f : admitted) {
-                assertThat(f.get(10, TimeUnit.SECONDS)).as("every admitted caller is served").isEqualTo(1);
+                assertThat(f.get(10, TimeUnit.SECONDS))
+                        .as("every admitted caller is served")
+                        .isEqualTo(1);
             }
         }
     }
@@ -82,11 +94,14 @@ class DeadlineQueueTest {
         try (var g = new Gate()) {
             g.hold(w, 1); // never released while the caller waits
             Future<Integer> f = g.queueWithDeadline(w, Duration.ofMillis(900), one());
-            var left = (WouldTimeOutException) catchThrowableOfType(ExecutionException.class,
-                    () -> f.get(10, TimeUnit.SECONDS)).getCause();
+            var left = (WouldTimeOutException)
+                    catchThrowableOfType(ExecutionException.class, () -> f.get(10, TimeUnit.SECONDS))
+                            .getCause();
             assertThat(left.reason()).isEqualTo(RejectionReason.WOULD_TIME_OUT);
-            assertThat(left.allowedWait()).as("its deadline less its work's reserve (a high quantile of the holds)")
-                    .isLessThan(Duration.ofMillis(900).minus(hold.multipliedBy(9).dividedBy(10)));
+            assertThat(left.allowedWait())
+                    .as("its deadline less its work's reserve (a high quantile of the holds)")
+                    .isLessThan(
+                            Duration.ofMillis(900).minus(hold.multipliedBy(9).dividedBy(10)));
             assertThat(left.waited()).as("it waited what it was allowed").isGreaterThanOrEqualTo(left.allowedWait());
             assertThat(left.getMessage()).contains("could no longer finish its work before its deadline");
             assertThat(w.waiting()).isZero();
@@ -108,15 +123,21 @@ class DeadlineQueueTest {
             assertThat(w.waiting()).isEqualTo(4);
             // A caller whose deadline is too close is refused by the prediction: the door starts shedding. (Five
             // holds of ~50 ms back within what 100 ms leaves after the reserve, under one hold: a chance below 0.1 %.)
-            assertThat(catchThrowableOfType(WouldTimeOutException.class,
-                    () -> w.transaction(Deadline.in(Duration.ofMillis(100)), one())).waited()).isZero();
-            var shed = catchThrowableOfType(LoadShedException.class,
-                    () -> w.transaction(Deadline.in(Duration.ofSeconds(5)), one()));
+            assertThat(catchThrowableOfType(
+                                    WouldTimeOutException.class,
+                                    () -> w.transaction(Deadline.in(Duration.ofMillis(100)), one()))
+                            .waited())
+                    .isZero();
+            var shed = catchThrowableOfType(
+                    LoadShedException.class, () -> w.transaction(Deadline.in(Duration.ofSeconds(5)), one()));
             assertThat(shed.reason()).isEqualTo(RejectionReason.LOAD_SHED);
             assertThat(shed.expectedWait()).isEqualTo(Duration.ofNanos(5 * hold));
-            assertThat(shed.targetQueueDelay()).as("four permits coming back: 4 × hold / B")
+            assertThat(shed.targetQueueDelay())
+                    .as("four permits coming back: 4 × hold / B")
                     .isEqualTo(Duration.ofNanos(4 * hold));
-            assertThat(w.waiting()).as("shed holding nothing; those admitted keep their place").isEqualTo(4);
+            assertThat(w.waiting())
+                    .as("shed holding nothing; those admitted keep their place")
+                    .isEqualTo(4);
             g.release();
             for (Future<Integer> f : waiters) {
                 assertThat(f.get(10, TimeUnit.SECONDS)).isEqualTo(1);
@@ -139,17 +160,21 @@ class DeadlineQueueTest {
                 }));
             }
             // Overloaded: the door refuses a caller it cannot serve in time, and newcomers beyond the target are shed.
-            assertThat(catchThrowableOfType(WouldTimeOutException.class,
-                    () -> w.transaction(Deadline.in(Duration.ofMillis(100)), one()))).isNotNull();
-            assertThat(catchThrowableOfType(LoadShedException.class,
-                    () -> w.transaction(Deadline.in(Duration.ofSeconds(5)), one()))).isNotNull();
+            assertThat(catchThrowableOfType(
+                            WouldTimeOutException.class,
+                            () -> w.transaction(Deadline.in(Duration.ofMillis(100)), one())))
+                    .isNotNull();
+            assertThat(catchThrowableOfType(
+                            LoadShedException.class, () -> w.transaction(Deadline.in(Duration.ofSeconds(5)), one())))
+                    .isNotNull();
             g.release();
             for (Future<Integer> f : waiters) {
                 assertThat(f.get(10, TimeUnit.SECONDS)).isEqualTo(1);
             }
         }
-        assertThat(served).as("newest first while the workload sheds load").containsExactly("fourth", "third", "second",
-                "first");
+        assertThat(served)
+                .as("newest first while the workload sheds load")
+                .containsExactly("fourth", "third", "second", "first");
     }
 
     @Test

@@ -21,6 +21,7 @@ import org.junit.jupiter.params.provider.EnumSource;
 class DeadlineTest {
     @RegisterExtension
     static final BarrierExtension POOL = new BarrierExtension(3);
+
     private final AtomicLong now = new AtomicLong(1_000_000_000L);
 
     private static HikariDataSource pool() {
@@ -32,7 +33,8 @@ class DeadlineTest {
     }
 
     private static String show(Connection c, String setting) throws SQLException {
-        try (var s = c.createStatement(); var r = s.executeQuery("SHOW " + setting)) {
+        try (var s = c.createStatement();
+                var r = s.executeQuery("SHOW " + setting)) {
             r.next();
             return r.getString(1);
         }
@@ -66,8 +68,8 @@ class DeadlineTest {
         var gate = POOL.bulkhead(1, 0);
         long timeout = gate.transaction(Deadline.in(Duration.ofSeconds(5)), DeadlineTest::statementTimeoutMillis);
         assertThat(timeout).isBetween(1L, 5000L);
-        long atInstant = gate.transaction(Deadline.at(Instant.now().plusSeconds(3)),
-                DeadlineTest::statementTimeoutMillis);
+        long atInstant =
+                gate.transaction(Deadline.at(Instant.now().plusSeconds(3)), DeadlineTest::statementTimeoutMillis);
         assertThat(atInstant).isBetween(1L, 3000L);
     }
 
@@ -81,9 +83,10 @@ class DeadlineTest {
 
     @Test
     void statementTimeoutsCanBeTurnedOff() throws Exception {
-        var gate = POOL.track(fakeClock(pool()).statementTimeoutFromDeadline(false).build());
-        String timeout = gate.transaction(Deadline.atNanoTime(now.get() + 250_000_000L),
-                c -> show(c, "statement_timeout"));
+        var gate =
+                POOL.track(fakeClock(pool()).statementTimeoutFromDeadline(false).build());
+        String timeout =
+                gate.transaction(Deadline.atNanoTime(now.get() + 250_000_000L), c -> show(c, "statement_timeout"));
         assertThat(timeout).isEqualTo("0");
     }
 
@@ -92,17 +95,20 @@ class DeadlineTest {
         var gate = POOL.bulkhead(1, 0);
         long id = Db.newId();
         assertThatThrownBy(() -> gate.transaction(Deadline.in(Duration.ofMillis(200)), c -> {
-            Db.insert(c, id);
-            try (var s = c.createStatement()) {
-                s.execute("SELECT pg_sleep(3)");
-            }
-            return null;
-        })).isInstanceOfSatisfying(DeadlineExceededException.class, e -> {
-            assertThat(e.stage()).isEqualTo(DeadlineExceededException.Stage.STATEMENT);
-            assertThat(e.getMessage()).contains("in a statement");
-            assertThat(e.getCause()).isInstanceOfSatisfying(SQLException.class,
-                    cause -> assertThat(cause.getSQLState()).isEqualTo("57014"));
-        });
+                    Db.insert(c, id);
+                    try (var s = c.createStatement()) {
+                        s.execute("SELECT pg_sleep(3)");
+                    }
+                    return null;
+                }))
+                .isInstanceOfSatisfying(DeadlineExceededException.class, e -> {
+                    assertThat(e.stage()).isEqualTo(DeadlineExceededException.Stage.STATEMENT);
+                    assertThat(e.getMessage()).contains("in a statement");
+                    assertThat(e.getCause())
+                            .isInstanceOfSatisfying(
+                                    SQLException.class,
+                                    cause -> assertThat(cause.getSQLState()).isEqualTo("57014"));
+                });
         assertThat(Db.rows(id)).as("rolled back").isZero();
         String after = gate.transaction(Duration.ZERO, c -> show(c, "statement_timeout"));
         assertThat(after).isEqualTo("0");
@@ -135,7 +141,8 @@ class DeadlineTest {
             long start = System.nanoTime();
             var e = Calls.catchRejection(() -> gate.transaction(
                     TransactionOptions.deadline(Deadline.in(Duration.ofMillis(150)))
-                            .withQueueWait(Duration.ofSeconds(20)), c -> 1));
+                            .withQueueWait(Duration.ofSeconds(20)),
+                    c -> 1));
             Duration waited = Duration.ofNanos(System.nanoTime() - start);
             assertThat(e).isInstanceOf(DeadlineExceededException.class);
             assertThat(((DeadlineExceededException) e).stage()).isEqualTo(DeadlineExceededException.Stage.PERMIT_WAIT);
@@ -150,7 +157,8 @@ class DeadlineTest {
         try (var g = new Gate()) {
             g.hold(gate.defaultWorkload(), 1);
             var e = Calls.catchRejection(() -> gate.transaction(
-                    TransactionOptions.queueWait(Duration.ofMillis(20)).withDeadline(Deadline.in(Duration.ofSeconds(20))),
+                    TransactionOptions.queueWait(Duration.ofMillis(20))
+                            .withDeadline(Deadline.in(Duration.ofSeconds(20))),
                     c -> 1));
             assertThat(e).isInstanceOf(QueueTimeoutException.class);
         }
@@ -161,13 +169,14 @@ class DeadlineTest {
         var probe = new FaultyDataSource(pool()).onCall(Point.GET_CONNECTION, c -> now.addAndGet(2_000_000_000L));
         var gate = POOL.track(fakeClock(probe).build());
         var ran = new AtomicBoolean();
-        var e = Calls.catchRejection(() -> gate.transaction(
-                Deadline.atNanoTime(now.get() + 1_000_000_000L), c -> ran.getAndSet(true)));
+        var e = Calls.catchRejection(
+                () -> gate.transaction(Deadline.atNanoTime(now.get() + 1_000_000_000L), c -> ran.getAndSet(true)));
         assertThat(e).isInstanceOf(DeadlineExceededException.class);
         assertThat(((DeadlineExceededException) e).stage())
                 .isEqualTo(DeadlineExceededException.Stage.CONNECTION_ACQUISITION);
-        assertThat(e.getMessage()).contains("while acquiring a connection from the pool, 1000.000 ms overdue "
-                + "(1000.000 ms were left when admission began)");
+        assertThat(e.getMessage())
+                .contains("while acquiring a connection from the pool, 1000.000 ms overdue "
+                        + "(1000.000 ms were left when admission began)");
         assertThat(ran).isFalse();
         assertThat(probe.openConnections()).isZero();
         Db.assertAllReleased(gate.defaultWorkload(), pool());
@@ -181,7 +190,8 @@ class DeadlineTest {
     @ParameterizedTest
     @EnumSource(Gate.Threads.class)
     void theDeadlineBoundsThePoolsOwnWaitForAConnection(Gate.Threads threads) throws Exception {
-        try (var pool = Db.pool(1, Duration.ofSeconds(10)); var g = new Gate(threads);
+        try (var pool = Db.pool(1, Duration.ofSeconds(10));
+                var g = new Gate(threads);
                 Connection outside = pool.getConnection()) { // the only connection, taken outside the barrier
             var gate = POOL.track(DbBulkhead.builder(pool).workload("w", 1, 0).build());
             long start = System.nanoTime();
@@ -189,7 +199,9 @@ class DeadlineTest {
                 try {
                     return gate.transaction(Deadline.in(Duration.ofMillis(200)), c -> 1);
                 } finally {
-                    assertThat(Thread.currentThread().isInterrupted()).as("no interrupt left behind").isFalse();
+                    assertThat(Thread.currentThread().isInterrupted())
+                            .as("no interrupt left behind")
+                            .isFalse();
                 }
             });
             var e = Calls.catchRejection(() -> {
@@ -200,11 +212,18 @@ class DeadlineTest {
                 }
             });
             long tookMillis = (System.nanoTime() - start) / 1_000_000;
-            assertThat(e).isInstanceOfSatisfying(DeadlineExceededException.class, d -> assertThat(d.stage())
-                    .isEqualTo(DeadlineExceededException.Stage.CONNECTION_ACQUISITION));
-            assertThat(tookMillis).as("bounded by the deadline, not the pool's 10 s").isBetween(200L, 5_000L);
+            assertThat(e)
+                    .isInstanceOfSatisfying(
+                            DeadlineExceededException.class,
+                            d -> assertThat(d.stage())
+                                    .isEqualTo(DeadlineExceededException.Stage.CONNECTION_ACQUISITION));
+            assertThat(tookMillis)
+                    .as("bounded by the deadline, not the pool's 10 s")
+                    .isBetween(200L, 5_000L);
             assertThat(gate.available()).isEqualTo(1);
-            assertThat(pool.getHikariPoolMXBean().getActiveConnections()).as("only the one outside").isEqualTo(1);
+            assertThat(pool.getHikariPoolMXBean().getActiveConnections())
+                    .as("only the one outside")
+                    .isEqualTo(1);
         }
     }
 
@@ -212,15 +231,19 @@ class DeadlineTest {
     void badDeadlineArgumentsAreNamed() {
         var gate = POOL.bulkhead(1, 0);
         assertThatThrownBy(() -> gate.transaction((Deadline) null, c -> 1))
-                .isInstanceOf(NullPointerException.class).hasMessage("deadline must not be null");
+                .isInstanceOf(NullPointerException.class)
+                .hasMessage("deadline must not be null");
         assertThatThrownBy(() -> gate.transaction((TransactionOptions) null, c -> 1))
-                .isInstanceOf(NullPointerException.class).hasMessage("options must not be null");
-        assertThatThrownBy(() -> Deadline.in(null)).isInstanceOf(NullPointerException.class)
+                .isInstanceOf(NullPointerException.class)
+                .hasMessage("options must not be null");
+        assertThatThrownBy(() -> Deadline.in(null))
+                .isInstanceOf(NullPointerException.class)
                 .hasMessage("timeout must not be null");
         assertThatThrownBy(() -> TransactionOptions.queueWait(Duration.ofMillis(-2)))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessage("queueWait must not be negative, was PT-0.002S");
-        assertThatThrownBy(() -> TransactionOptions.deadline(null)).isInstanceOf(NullPointerException.class)
+        assertThatThrownBy(() -> TransactionOptions.deadline(null))
+                .isInstanceOf(NullPointerException.class)
                 .hasMessage("deadline must not be null");
     }
 }

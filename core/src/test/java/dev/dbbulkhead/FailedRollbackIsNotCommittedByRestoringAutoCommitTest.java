@@ -21,12 +21,15 @@ class FailedRollbackIsNotCommittedByRestoringAutoCommitTest {
             var gate = new DbBulkhead(new FaultyDataSource(pool).fail(Point.ROLLBACK), 1, 0);
             long id = Db.newId();
             assertThatThrownBy(() -> gate.transaction(Duration.ZERO, c -> {
-                Db.insert(c, id);
-                throw new SQLException("work failed after its insert");
-            })).hasMessage("work failed after its insert");
+                        Db.insert(c, id);
+                        throw new SQLException("work failed after its insert");
+                    }))
+                    .hasMessage("work failed after its insert");
             assertThat(Db.rows(id)).isZero();
             try (var c = pool.getConnection()) {
-                assertThat(c.getAutoCommit()).as("the pool reset the connection").isTrue();
+                assertThat(c.getAutoCommit())
+                        .as("the pool reset the connection")
+                        .isTrue();
             }
         }
     }

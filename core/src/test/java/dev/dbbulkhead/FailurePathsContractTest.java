@@ -26,6 +26,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class FailurePathsContractTest {
     @RegisterExtension
     static final BarrierExtension POOL = new BarrierExtension(4);
+
     private static HikariDataSource pool() {
         return POOL.get();
     }
@@ -57,10 +58,11 @@ class FailurePathsContractTest {
             assertThat(entered.await(10, TimeUnit.SECONDS)).isTrue();
             assertThat(f.cancel(true)).isTrue();
             await().atMost(Duration.ofSeconds(10)).untilTrue(interruptSeen);
-            assertThat(w.available()).as("the permit stays with the running work").isZero();
+            assertThat(w.available())
+                    .as("the permit stays with the running work")
+                    .isZero();
             assertThat(w.availableSlots()).isEqualTo(1);
-            assertThatThrownBy(() -> gate.transaction(Duration.ZERO, c -> 0))
-                    .isInstanceOf(QueueTimeoutException.class);
+            assertThatThrownBy(() -> gate.transaction(Duration.ZERO, c -> 0)).isInstanceOf(QueueTimeoutException.class);
             finish.countDown();
             await().atMost(Duration.ofSeconds(10)).until(() -> w.available() == 1 && w.availableSlots() == 2);
         }
@@ -72,16 +74,18 @@ class FailurePathsContractTest {
     void aServerSideStatementTimeoutFailsWith57014AndTheNextTransactionWorks() throws Exception {
         var gate = POOL.bulkhead(pool(), 1, 0);
         assertThatThrownBy(() -> gate.transaction(Duration.ZERO, c -> {
-            try (var s = c.createStatement()) {
-                s.execute("SET LOCAL statement_timeout = '100ms'");
-                s.execute("SELECT pg_sleep(2)");
-            }
-            return null;
-        })).isInstanceOf(SQLException.class)
+                    try (var s = c.createStatement()) {
+                        s.execute("SET LOCAL statement_timeout = '100ms'");
+                        s.execute("SELECT pg_sleep(2)");
+                    }
+                    return null;
+                }))
+                .isInstanceOf(SQLException.class)
                 .satisfies(e -> assertThat(((SQLException) e).getSQLState()).isEqualTo("57014"));
         Db.assertAllReleased(gate.defaultWorkload(), pool());
         String after = gate.transaction(Duration.ZERO, c -> {
-            try (var s = c.createStatement(); var r = s.executeQuery("SHOW statement_timeout")) {
+            try (var s = c.createStatement();
+                    var r = s.executeQuery("SHOW statement_timeout")) {
                 r.next();
                 return r.getString(1);
             }
@@ -91,8 +95,7 @@ class FailurePathsContractTest {
     }
 
     @Test
-    void poolExhaustionByACallerOutsideTheBarrierFailsWithSqlExceptionAndRestoresEveryPermit()
-            throws Exception {
+    void poolExhaustionByACallerOutsideTheBarrierFailsWithSqlExceptionAndRestoresEveryPermit() throws Exception {
         try (var small = Db.pool(1, Duration.ofMillis(250))) {
             var gate = POOL.bulkhead(small, 1, 2);
             var ran = new AtomicBoolean();
@@ -115,7 +118,8 @@ class FailurePathsContractTest {
         var gate = POOL.bulkhead(faulty, 2, 1);
         var ran = new AtomicBoolean();
         assertThatThrownBy(() -> gate.transaction(Duration.ZERO, c -> ran.getAndSet(true)))
-                .isInstanceOf(SQLException.class).hasMessageContaining("GET_CONNECTION");
+                .isInstanceOf(SQLException.class)
+                .hasMessageContaining("GET_CONNECTION");
         assertThat(ran).isFalse();
         Db.assertAllReleased(gate.defaultWorkload(), pool());
     }
@@ -139,8 +143,10 @@ class FailurePathsContractTest {
         assertThatThrownBy(() -> gate.transaction(Duration.ZERO, c -> Db.insert(c, id)))
                 .isInstanceOf(CommitOutcomeUnknownException.class)
                 .hasMessageContaining("may have taken effect")
-                .satisfies(e -> assertThat(((CommitOutcomeUnknownException) e).commitAcknowledged()).isFalse())
-                .cause().hasMessageContaining("injected fault at COMMIT");
+                .satisfies(e -> assertThat(((CommitOutcomeUnknownException) e).commitAcknowledged())
+                        .isFalse())
+                .cause()
+                .hasMessageContaining("injected fault at COMMIT");
         assertThat(faulty.openConnections()).isZero();
         Db.assertAllReleased(gate.defaultWorkload(), pool());
     }
@@ -152,7 +158,9 @@ class FailurePathsContractTest {
         long id = Db.newId();
         assertThatThrownBy(() -> gate.transaction(Duration.ZERO, c -> Db.insert(c, id)))
                 .isInstanceOf(CommitOutcomeUnknownException.class);
-        assertThat(Db.rows(id)).as("committed although the caller got an exception").isEqualTo(1);
+        assertThat(Db.rows(id))
+                .as("committed although the caller got an exception")
+                .isEqualTo(1);
         Db.assertAllReleased(gate.defaultWorkload(), pool());
     }
 
@@ -163,7 +171,8 @@ class FailurePathsContractTest {
         long id = Db.newId();
         assertThatThrownBy(() -> gate.transaction(Duration.ZERO, c -> Db.insert(c, id)))
                 .isInstanceOf(CommitOutcomeUnknownException.class)
-                .satisfies(e -> assertThat(((CommitOutcomeUnknownException) e).commitAcknowledged()).isTrue());
+                .satisfies(e -> assertThat(((CommitOutcomeUnknownException) e).commitAcknowledged())
+                        .isTrue());
         assertThat(Db.rows(id)).isEqualTo(1);
         assertThat(faulty.openConnections()).isZero();
         Db.assertAllReleased(gate.defaultWorkload(), pool());
@@ -175,9 +184,11 @@ class FailurePathsContractTest {
         var gate = POOL.bulkhead(faulty, 1, 0);
         var failure = new SQLException("work failed");
         assertThatThrownBy(() -> gate.transaction(Duration.ZERO, c -> {
-            throw failure;
-        })).isSameAs(failure);
-        assertThat(failure.getSuppressed()).extracting(Throwable::getMessage)
+                    throw failure;
+                }))
+                .isSameAs(failure);
+        assertThat(failure.getSuppressed())
+                .extracting(Throwable::getMessage)
                 .containsExactly("injected fault at CLOSE");
         Db.assertAllReleased(gate.defaultWorkload(), pool());
     }
@@ -185,7 +196,9 @@ class FailurePathsContractTest {
     @Test
     void repeatedFailuresNeverShrinkOrGrowTheBarrier() throws Exception {
         var faulty = new FaultyDataSource(pool(), 42)
-                .fail(Point.GET_CONNECTION, 0.2).fail(Point.COMMIT, 0.2).fail(Point.CLOSE, 0.2);
+                .fail(Point.GET_CONNECTION, 0.2)
+                .fail(Point.COMMIT, 0.2)
+                .fail(Point.CLOSE, 0.2);
         var gate = POOL.bulkhead(faulty, 2, 2);
         int failures = 0;
         for (int i = 0; i < 200; i++) {

@@ -31,8 +31,9 @@ class FirstCallTest {
     void theFirstCallOfAFreshJvmFitsInA50msDeadline() throws Exception {
         var db = TestDatabase.get();
         var java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        var child = new ProcessBuilder(java, "-cp", System.getProperty("java.class.path"),
-                FirstCallTest.class.getName()).redirectErrorStream(true);
+        var child = new ProcessBuilder(
+                        java, "-cp", System.getProperty("java.class.path"), FirstCallTest.class.getName())
+                .redirectErrorStream(true);
         child.environment().put("DB_URL", db.jdbcUrl());
         child.environment().put("DB_USER", db.user());
         child.environment().put("DB_PASSWORD", db.password());

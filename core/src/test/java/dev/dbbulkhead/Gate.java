@@ -67,7 +67,8 @@ final class Gate implements AutoCloseable {
     <T> Future<T> queueWithDeadline(Workload w, Duration in, SqlWork<T> work) {
         int before = w.waiting();
         Future<T> f = executor.submit(() -> w.transaction(Deadline.in(in), work));
-        await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(1))
+        await().atMost(Duration.ofSeconds(10))
+                .pollInterval(Duration.ofMillis(1))
                 .until(() -> w.waiting() > before || f.isDone());
         return f;
     }

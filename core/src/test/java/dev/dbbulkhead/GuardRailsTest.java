@@ -24,6 +24,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 class GuardRailsTest {
     @RegisterExtension
     static final BarrierExtension POOL = new BarrierExtension(3);
+
     private static HikariDataSource pool() {
         return POOL.get();
     }
@@ -34,18 +35,21 @@ class GuardRailsTest {
         var gate = POOL.bulkhead(pool(), 1, 0);
         long id = Db.newId();
         assertThatThrownBy(() -> gate.transaction(Duration.ZERO, c -> {
-            Db.insert(c, id);
-            switch (call) {
-                case "commit" -> c.commit();
-                case "rollback" -> c.rollback();
-                case "setAutoCommit" -> c.setAutoCommit(true);
-                default -> c.close();
-            }
-            return null;
-        })).isInstanceOf(SQLException.class)
+                    Db.insert(c, id);
+                    switch (call) {
+                        case "commit" -> c.commit();
+                        case "rollback" -> c.rollback();
+                        case "setAutoCommit" -> c.setAutoCommit(true);
+                        default -> c.close();
+                    }
+                    return null;
+                }))
+                .isInstanceOf(SQLException.class)
                 .hasMessageContaining("db-bulkhead owns this transaction: work must not call " + call)
                 .satisfies(e -> assertThat(((SQLException) e).getSQLState()).isEqualTo("25000"));
-        assertThat(Db.rows(id)).as("the refused call ended nothing; the failure rolled back").isZero();
+        assertThat(Db.rows(id))
+                .as("the refused call ended nothing; the failure rolled back")
+                .isZero();
         Db.assertAllReleased(gate.defaultWorkload(), pool());
     }
 
@@ -74,13 +78,18 @@ class GuardRailsTest {
             return null;
         });
         assertThatThrownBy(() -> kept.get().createStatement())
-                .isInstanceOf(SQLException.class).hasMessageContaining("transaction that has finished");
+                .isInstanceOf(SQLException.class)
+                .hasMessageContaining("transaction that has finished");
         assertThat(kept.get().isClosed()).isTrue();
     }
 
     static List<SqlWork<?>> escaping() {
-        return List.of(c -> c, Connection::createStatement, c -> c.createStatement().executeQuery("SELECT 1"),
-                c -> Stream.of(1), c -> IntStream.range(0, 3));
+        return List.of(
+                c -> c,
+                Connection::createStatement,
+                c -> c.createStatement().executeQuery("SELECT 1"),
+                c -> Stream.of(1),
+                c -> IntStream.range(0, 3));
     }
 
     @Test
@@ -90,9 +99,10 @@ class GuardRailsTest {
         for (var escape : escaping()) {
             long id = Db.newId();
             assertThatThrownBy(() -> gate.transaction(Duration.ZERO, c -> {
-                Db.insert(c, id);
-                return escape.run(c);
-            })).isInstanceOf(IllegalStateException.class)
+                        Db.insert(c, id);
+                        return escape.run(c);
+                    }))
+                    .isInstanceOf(IllegalStateException.class)
                     .hasMessageContaining("would escape the barrier")
                     .hasMessageContaining("the transaction was rolled back")
                     .satisfies(e -> names.add(e.getMessage().split(" ")[3]));
@@ -115,19 +125,26 @@ class GuardRailsTest {
             }
             return Db.insert(c, id);
         });
-        assertThat(inner.get()).isInstanceOf(IllegalStateException.class)
+        assertThat(inner.get())
+                .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("re-entered on a thread that already holds one of its permits")
                 .hasMessageContaining("'default' -> 'default'");
-        assertThat(Db.rows(id)).as("the outer transaction went on and committed").isEqualTo(1);
+        assertThat(Db.rows(id))
+                .as("the outer transaction went on and committed")
+                .isEqualTo(1);
         Db.assertAllReleased(gate.defaultWorkload(), pool());
     }
 
     @Test
     void reEnteringAnotherWorkloadOfTheSameBarrierFailsToo() throws Exception {
-        var gate = POOL.track(DbBulkhead.builder(pool()).workload("interactive", 1, 0).workload("batch", 1, 0).build());
-        assertThatThrownBy(() -> gate.workload("interactive").transaction(Duration.ZERO,
-                c -> nested(gate.workload("batch"), c2 -> 1)))
-                .isInstanceOf(IllegalStateException.class).hasMessageContaining("'interactive' -> 'batch'");
+        var gate = POOL.track(DbBulkhead.builder(pool())
+                .workload("interactive", 1, 0)
+                .workload("batch", 1, 0)
+                .build());
+        assertThatThrownBy(() -> gate.workload("interactive")
+                        .transaction(Duration.ZERO, c -> nested(gate.workload("batch"), c2 -> 1)))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("'interactive' -> 'batch'");
         Db.assertAllReleased(gate.workload("batch"), pool());
         Db.assertAllReleased(gate.workload("interactive"), pool());
     }
@@ -151,8 +168,8 @@ class GuardRailsTest {
             }
         });
         var gate = POOL.bulkhead(probe, 1, 0);
-        String inside = gate.transaction(TransactionOptions.queueWait(Duration.ZERO).readOnly()
-                .isolation(Isolation.SERIALIZABLE), c -> {
+        String inside = gate.transaction(
+                TransactionOptions.queueWait(Duration.ZERO).readOnly().isolation(Isolation.SERIALIZABLE), c -> {
                     try (var s = c.createStatement();
                             var r = s.executeQuery("SELECT current_setting('transaction_read_only') || '/' "
                                     + "|| current_setting('transaction_isolation') || '/' "
@@ -172,8 +189,8 @@ class GuardRailsTest {
     void aWriteInAReadOnlyTransactionFailsAndRollsBack() throws Exception {
         var gate = POOL.bulkhead(pool(), 1, 0);
         long id = Db.newId();
-        assertThatThrownBy(() -> gate.transaction(TransactionOptions.queueWait(Duration.ZERO).readOnly(),
-                c -> Db.insert(c, id)))
+        assertThatThrownBy(() -> gate.transaction(
+                        TransactionOptions.queueWait(Duration.ZERO).readOnly(), c -> Db.insert(c, id)))
                 .isInstanceOf(SQLException.class)
                 .satisfies(e -> assertThat(((SQLException) e).getSQLState()).isEqualTo("25006"));
         assertThat(Db.rows(id)).isZero();

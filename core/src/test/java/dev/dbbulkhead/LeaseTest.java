@@ -63,7 +63,9 @@ class LeaseTest {
                 lease.close();
                 return null;
             });
-            assertThatThrownBy(foreign::get).cause().isInstanceOf(IllegalStateException.class)
+            assertThatThrownBy(foreign::get)
+                    .cause()
+                    .isInstanceOf(IllegalStateException.class)
                     .hasMessageContaining("released by the thread that acquired it")
                     .hasMessageContaining("nothing was released");
         }
@@ -74,17 +76,24 @@ class LeaseTest {
 
     @Test
     void aThreadHoldingALeaseCannotEnterTheSameBarrierAgain() throws Exception {
-        var gate = DbBulkhead.builder(POOL.get()).workload("interactive", 1, 0).workload("batch", 1, 0).build();
+        var gate = DbBulkhead.builder(POOL.get())
+                .workload("interactive", 1, 0)
+                .workload("batch", 1, 0)
+                .build();
         POOL.track(gate);
         try (Lease lease = gate.workload("interactive").acquire(Duration.ZERO)) {
             assertThatThrownBy(() -> gate.workload("batch").acquire(Duration.ofSeconds(30)))
-                    .isInstanceOf(IllegalStateException.class).hasMessageContaining("'interactive' -> 'batch'");
+                    .isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("'interactive' -> 'batch'");
             assertThatThrownBy(() -> gate.workload("interactive").transaction(Duration.ofSeconds(30), c -> 1))
-                    .isInstanceOf(IllegalStateException.class).hasMessageContaining("not reentrant");
+                    .isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("not reentrant");
             assertThat(lease.workload().name()).isEqualTo("interactive");
         }
         try (Lease again = gate.workload("batch").acquire(Duration.ZERO)) {
-            assertThat(again.workload().executing()).as("allowed once the first lease is closed").isEqualTo(1);
+            assertThat(again.workload().executing())
+                    .as("allowed once the first lease is closed")
+                    .isEqualTo(1);
         }
     }
 
@@ -92,13 +101,14 @@ class LeaseTest {
     void workInsideATransactionCannotTakeALeaseOfItsOwnBarrier() throws Exception {
         var gate = POOL.bulkhead(2, 0);
         assertThatThrownBy(() -> gate.transaction(Duration.ZERO, c -> {
-            try (Lease inner = gate.acquire(Duration.ZERO)) {
-                return inner.workload();
-            } catch (InterruptedException e) {
-                throw new SQLException(e);
-            }
-        }))
-                .isInstanceOf(IllegalStateException.class).hasMessageContaining("not reentrant");
+                    try (Lease inner = gate.acquire(Duration.ZERO)) {
+                        return inner.workload();
+                    } catch (InterruptedException e) {
+                        throw new SQLException(e);
+                    }
+                }))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("not reentrant");
     }
 
     @Test
@@ -143,8 +153,11 @@ class LeaseTest {
             assertThat(acquired.await(10, TimeUnit.SECONDS)).isTrue();
             Lease lease = waiter.get(10, TimeUnit.SECONDS);
             assertThat(lease.deadline()).contains(deadline);
-            assertThat(lease.permitWaitNanos()).as("waited until the holder released")
-                    .isPositive().isLessThan(System.nanoTime() - before + Duration.ofSeconds(10).toNanos());
+            assertThat(lease.permitWaitNanos())
+                    .as("waited until the holder released")
+                    .isPositive()
+                    .isLessThan(
+                            System.nanoTime() - before + Duration.ofSeconds(10).toNanos());
         }
     }
 
@@ -163,12 +176,14 @@ class LeaseTest {
             }
 
             @Override
-            public void onFinished(Workload w, Outcome outcome, long permitWait, long poolWait, long hold,
-                    long work) {
+            public void onFinished(Workload w, Outcome outcome, long permitWait, long poolWait, long hold, long work) {
                 events.add(outcome + " hold>=0:" + (hold >= 0) + " pool=" + poolWait + " work=" + work);
             }
         };
-        var gate = POOL.track(DbBulkhead.builder(POOL.get()).listener(recorder).workload("w", 1, 0).build());
+        var gate = POOL.track(DbBulkhead.builder(POOL.get())
+                .listener(recorder)
+                .workload("w", 1, 0)
+                .build());
         gate.acquire(Duration.ZERO).close();
         assertThat(events).containsExactly("admitted", "permit", "RELEASED hold>=0:true pool=0 work=0");
     }
@@ -181,7 +196,9 @@ class LeaseTest {
         Lease lease = gate.acquire(Duration.ZERO);
         lease.closeWhenComplete(stage);
         lease.close(); // the stage releases it, not the owner
-        assertThat(gate.available()).as("still held: the stage has not completed").isZero();
+        assertThat(gate.available())
+                .as("still held: the stage has not completed")
+                .isZero();
         try (Lease next = gate.acquire(Duration.ZERO)) {
             throw new AssertionError("a second permit: " + next);
         } catch (AdmissionFullException expected) {
@@ -205,8 +222,8 @@ class LeaseTest {
         var gate = POOL.bulkhead(1, 0);
         gate.acquire(Duration.ZERO).closeWhenComplete(java.util.concurrent.CompletableFuture.completedFuture(1));
         assertThat(gate.available()).isEqualTo(1);
-        gate.acquire(Duration.ZERO).closeWhenComplete(
-                java.util.concurrent.CompletableFuture.failedFuture(new SQLException("x", "57014")));
+        gate.acquire(Duration.ZERO)
+                .closeWhenComplete(java.util.concurrent.CompletableFuture.failedFuture(new SQLException("x", "57014")));
         assertThat(gate.available()).isEqualTo(1);
     }
 }

@@ -26,6 +26,7 @@ import org.junit.jupiter.params.provider.CsvSource;
 class LoadContractTest {
     @RegisterExtension
     static final BarrierExtension POOL = new BarrierExtension(6);
+
     private static HikariDataSource pool() {
         return POOL.get();
     }
@@ -71,7 +72,9 @@ class LoadContractTest {
         assertThat(maxInWork.get()).isBetween(1, b);
         assertThat(succeeded.size() + rejected.size()).isEqualTo(callers);
         assertThat(succeeded).isNotEmpty();
-        assertThat(countRows(succeeded)).as("each succeeded write committed exactly once").isEqualTo(succeeded.size());
+        assertThat(countRows(succeeded))
+                .as("each succeeded write committed exactly once")
+                .isEqualTo(succeeded.size());
         assertThat(countRows(rejected)).as("no rejected call wrote anything").isZero();
         Db.assertAllReleased(gate.defaultWorkload(), pool());
     }
@@ -205,5 +208,4 @@ class LoadContractTest {
             }
         }
     }
-
 }

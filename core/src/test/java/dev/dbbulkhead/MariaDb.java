@@ -46,8 +46,8 @@ final class MariaDb {
     /** A plain connection (the MariaDB driver), outside any pool; skips the test when there is no server. */
     static Connection connect() throws SQLException {
         try {
-            Connection c = DriverManager.getConnection(url(Driver.MARIADB), env("MARIADB_USER", "root"),
-                    env("MARIADB_PASSWORD", ""));
+            Connection c = DriverManager.getConnection(
+                    url(Driver.MARIADB), env("MARIADB_USER", "root"), env("MARIADB_PASSWORD", ""));
             ensureTable(c);
             return c;
         } catch (SQLException unreachable) {
@@ -94,7 +94,8 @@ final class MariaDb {
 
     /** How many rows carry {@code id}, read outside any pool. */
     static int rows(long id) throws SQLException {
-        try (Connection c = connect(); var s = c.prepareStatement("SELECT count(*) FROM " + TABLE + " WHERE id = ?")) {
+        try (Connection c = connect();
+                var s = c.prepareStatement("SELECT count(*) FROM " + TABLE + " WHERE id = ?")) {
             s.setLong(1, id);
             try (var r = s.executeQuery()) {
                 r.next();

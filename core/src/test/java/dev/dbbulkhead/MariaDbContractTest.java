@@ -32,7 +32,8 @@ import org.junit.jupiter.params.provider.MethodSource;
 class MariaDbContractTest {
     @BeforeAll
     static void procedures() throws Exception {
-        try (Connection c = MariaDb.connect(); var s = c.createStatement()) {
+        try (Connection c = MariaDb.connect();
+                var s = c.createStatement()) {
             for (String end : List.of("COMMIT", "ROLLBACK", "")) {
                 s.execute("CREATE OR REPLACE PROCEDURE db_bulkhead_" + (end.isEmpty() ? "plain" : end.toLowerCase())
                         + "(k BIGINT) BEGIN INSERT INTO " + MariaDb.TABLE + " (id, note) VALUES (k, 'in'); " + end
@@ -75,7 +76,8 @@ class MariaDbContractTest {
                 assertThat(holder.get(10, TimeUnit.SECONDS)).isEqualTo(1);
             }
             int answer = gate.transaction(Duration.ofSeconds(1), c -> {
-                try (var s = c.createStatement(); var r = s.executeQuery("SELECT 42")) {
+                try (var s = c.createStatement();
+                        var r = s.executeQuery("SELECT 42")) {
                     r.next();
                     return r.getInt(1);
                 }
@@ -86,18 +88,43 @@ class MariaDbContractTest {
     }
 
     static Stream<Arguments> refused() {
-        var texts = List.of("CREATE TABLE " + MariaDb.TABLE + " (id INT)", "TRUNCATE TABLE " + MariaDb.TABLE,
-                "DROP TABLE IF EXISTS no_such_table_here", "ALTER TABLE " + MariaDb.TABLE + " COMMENT 'x'",
-                "ANALYZE TABLE " + MariaDb.TABLE, "OPTIMIZE TABLE " + MariaDb.TABLE,
-                "LOCK TABLES " + MariaDb.TABLE + " WRITE", "UNLOCK TABLES", "RENAME TABLE a_table TO b_table",
-                "SET autocommit = 1", "SET @@session.autocommit = 1", "COMMIT", "commit work", "ROLLBACK", "BEGIN",
-                "START TRANSACTION", "XA START 'x1'", "/*!COMMIT*/", "/*!50000 COMMIT */", "/*M!100000 COMMIT */",
-                "SELECT 1; COMMIT", "SELECT 1 /*!; COMMIT */", "SELECT 1;\n# a comment\nCOMMIT",
-                "PREPARE s FROM 'COMMIT'", "EXECUTE s", "CREATE INDEX i_note ON " + MariaDb.TABLE + " (note)",
-                "GRANT SELECT ON test.* TO 'nobody'@'localhost'", "FLUSH TABLES",
-                "USE mysql", "SET SESSION sql_mode = ''", "SET NAMES latin1", "SET @@session.wait_timeout = 5",
-                "SET LOCAL innodb_lock_wait_timeout = 1", "SET sql_mode = 'ANSI_QUOTES'",
-                "CREATE TEMPORARY TABLE session_t (a INT)", "SELECT GET_LOCK('db-bulkhead-test', 0)",
+        var texts = List.of(
+                "CREATE TABLE " + MariaDb.TABLE + " (id INT)",
+                "TRUNCATE TABLE " + MariaDb.TABLE,
+                "DROP TABLE IF EXISTS no_such_table_here",
+                "ALTER TABLE " + MariaDb.TABLE + " COMMENT 'x'",
+                "ANALYZE TABLE " + MariaDb.TABLE,
+                "OPTIMIZE TABLE " + MariaDb.TABLE,
+                "LOCK TABLES " + MariaDb.TABLE + " WRITE",
+                "UNLOCK TABLES",
+                "RENAME TABLE a_table TO b_table",
+                "SET autocommit = 1",
+                "SET @@session.autocommit = 1",
+                "COMMIT",
+                "commit work",
+                "ROLLBACK",
+                "BEGIN",
+                "START TRANSACTION",
+                "XA START 'x1'",
+                "/*!COMMIT*/",
+                "/*!50000 COMMIT */",
+                "/*M!100000 COMMIT */",
+                "SELECT 1; COMMIT",
+                "SELECT 1 /*!; COMMIT */",
+                "SELECT 1;\n# a comment\nCOMMIT",
+                "PREPARE s FROM 'COMMIT'",
+                "EXECUTE s",
+                "CREATE INDEX i_note ON " + MariaDb.TABLE + " (note)",
+                "GRANT SELECT ON test.* TO 'nobody'@'localhost'",
+                "FLUSH TABLES",
+                "USE mysql",
+                "SET SESSION sql_mode = ''",
+                "SET NAMES latin1",
+                "SET @@session.wait_timeout = 5",
+                "SET LOCAL innodb_lock_wait_timeout = 1",
+                "SET sql_mode = 'ANSI_QUOTES'",
+                "CREATE TEMPORARY TABLE session_t (a INT)",
+                "SELECT GET_LOCK('db-bulkhead-test', 0)",
                 "HANDLER " + MariaDb.TABLE + " OPEN");
         return perDriver(texts);
     }
@@ -119,16 +146,21 @@ class MariaDbContractTest {
             String before = session(gate);
             long id = Db.newId();
             assertThatThrownBy(() -> gate.transaction(Duration.ofSeconds(5), c -> {
-                MariaDb.insert(c, id);
-                try (var s = c.createStatement()) {
-                    s.execute(sql);
-                }
-                return null;
-            })).as(sql).isInstanceOf(SQLException.class)
+                        MariaDb.insert(c, id);
+                        try (var s = c.createStatement()) {
+                            s.execute(sql);
+                        }
+                        return null;
+                    }))
+                    .as(sql)
+                    .isInstanceOf(SQLException.class)
                     .satisfies(e -> assertThat(((SQLException) e).getSQLState()).isEqualTo("25000"))
-                    .satisfies(e -> assertThat(e.getMessage()).doesNotContain("SET LOCAL name")
+                    .satisfies(e -> assertThat(e.getMessage())
+                            .doesNotContain("SET LOCAL name")
                             .doesNotContain("search_path"));
-            assertThat(MariaDb.rows(id)).as("%s: told refused, nothing committed", sql).isZero();
+            assertThat(MariaDb.rows(id))
+                    .as("%s: told refused, nothing committed", sql)
+                    .isZero();
             assertThat(session(gate)).as("%s: what the next caller sees", sql).isEqualTo(before);
             assertAllBack(gate, pool);
         }
@@ -137,10 +169,11 @@ class MariaDbContractTest {
     /** What a later caller would notice of the session. */
     private static String session(DbBulkhead gate) throws Exception {
         return gate.transaction(Duration.ofSeconds(5), c -> {
-            try (var s = c.createStatement(); var r = s.executeQuery("SELECT CONCAT_WS('|', DATABASE(), @@sql_mode, "
-                    + "@@character_set_client, @@wait_timeout, @@innodb_lock_wait_timeout, @@autocommit, "
-                    + "@@max_statement_time, "
-                    + "IS_USED_LOCK('db-bulkhead-test') IS NULL)")) {
+            try (var s = c.createStatement();
+                    var r = s.executeQuery("SELECT CONCAT_WS('|', DATABASE(), @@sql_mode, "
+                            + "@@character_set_client, @@wait_timeout, @@innodb_lock_wait_timeout, @@autocommit, "
+                            + "@@max_statement_time, "
+                            + "IS_USED_LOCK('db-bulkhead-test') IS NULL)")) {
                 r.next();
                 return r.getString(1);
             }
@@ -148,16 +181,28 @@ class MariaDbContractTest {
     }
 
     static Stream<Arguments> served() {
-        var texts = List.of("SELECT 1 # ; commit", "SELECT 'it\\'s; commit'", "SELECT 1 AS `;begin`",
-                "SELECT \"a; commit\"", "SELECT 1 -- ; commit", "SELECT 2--1", "SELECT 1 AS $x",
-                "SELECT /* ; commit */ 1", "SELECT 1 /*+ MAX_EXECUTION_TIME(1000) */",
+        var texts = List.of(
+                "SELECT 1 # ; commit",
+                "SELECT 'it\\'s; commit'",
+                "SELECT 1 AS `;begin`",
+                "SELECT \"a; commit\"",
+                "SELECT 1 -- ; commit",
+                "SELECT 2--1",
+                "SELECT 1 AS $x",
+                "SELECT /* ; commit */ 1",
+                "SELECT 1 /*+ MAX_EXECUTION_TIME(1000) */",
                 "UPDATE " + MariaDb.TABLE + " SET note = 'y' WHERE id = -1",
                 "INSERT INTO " + MariaDb.TABLE + " (id, note) VALUES (-2, 'a') ON DUPLICATE KEY UPDATE note = 'b'",
                 "REPLACE INTO " + MariaDb.TABLE + " (id, note) VALUES (-3, 'c')",
-                "SELECT * FROM " + MariaDb.TABLE + " WHERE id = -3 FOR UPDATE", "SET @counter = 1",
-                "SELECT @counter := @counter + 1", "SAVEPOINT s1; ROLLBACK TO SAVEPOINT s1", "SAVEPOINT s2",
-                "DO SLEEP(0)", "SELECT RELEASE_LOCK('nothing')",
-                "WITH x AS (SELECT 1 AS a) SELECT a FROM x", "SELECT JSON_EXTRACT('{\"commit\": 1}', '$.commit')");
+                "SELECT * FROM " + MariaDb.TABLE + " WHERE id = -3 FOR UPDATE",
+                "SET @counter = 1",
+                "SELECT @counter := @counter + 1",
+                "SAVEPOINT s1; ROLLBACK TO SAVEPOINT s1",
+                "SAVEPOINT s2",
+                "DO SLEEP(0)",
+                "SELECT RELEASE_LOCK('nothing')",
+                "WITH x AS (SELECT 1 AS a) SELECT a FROM x",
+                "SELECT JSON_EXTRACT('{\"commit\": 1}', '$.commit')");
         return perDriver(texts);
     }
 
@@ -190,10 +235,12 @@ class MariaDbContractTest {
         long r2 = Db.newId();
         long before = Db.newId();
         long after = Db.newId();
-        try (Connection setup = MariaDb.connect(); var s = setup.createStatement()) {
+        try (Connection setup = MariaDb.connect();
+                var s = setup.createStatement()) {
             s.execute("INSERT INTO " + MariaDb.TABLE + " (id, note) VALUES (" + r1 + ", 'r1'), (" + r2 + ", 'r2')");
         }
-        try (HikariDataSource pool = MariaDb.pool(driver, 1); var threads = Executors.newVirtualThreadPerTaskExecutor();
+        try (HikariDataSource pool = MariaDb.pool(driver, 1);
+                var threads = Executors.newVirtualThreadPerTaskExecutor();
                 Connection other = MariaDb.connect()) {
             var gate = gate(pool);
             other.setAutoCommit(false);
@@ -221,11 +268,16 @@ class MariaDbContractTest {
             awaitLockWait(other);
             lock(other, r1); // closes the cycle
             other.rollback();
-            assertThatThrownBy(() -> worker.get(30, TimeUnit.SECONDS)).hasCauseInstanceOf(SQLException.class)
-                    .cause().hasMessageContaining("nothing was committed")
+            assertThatThrownBy(() -> worker.get(30, TimeUnit.SECONDS))
+                    .hasCauseInstanceOf(SQLException.class)
+                    .cause()
+                    .hasMessageContaining("nothing was committed")
                     .satisfies(e -> assertThat(((SQLException) e).getSQLState()).isEqualTo("40001"))
-                    .satisfies(e -> assertThat(((SQLException) e).getErrorCode()).isEqualTo(1213));
-            assertThat(MariaDb.rows(before) + MariaDb.rows(after)).as("neither half committed").isZero();
+                    .satisfies(
+                            e -> assertThat(((SQLException) e).getErrorCode()).isEqualTo(1213));
+            assertThat(MariaDb.rows(before) + MariaDb.rows(after))
+                    .as("neither half committed")
+                    .isZero();
             assertAllBack(gate, pool);
         }
     }
@@ -239,10 +291,11 @@ class MariaDbContractTest {
 
     /** Until a transaction other than {@code mine} waits for a row lock (the barrier's, on r2). */
     private static void awaitLockWait(Connection mine) throws Exception {
-        try (Connection probe = MariaDb.connect(); var s = probe.createStatement()) {
+        try (Connection probe = MariaDb.connect();
+                var s = probe.createStatement()) {
             org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> {
-                try (var r = s.executeQuery("SELECT count(*) FROM information_schema.innodb_trx "
-                        + "WHERE trx_state = 'LOCK WAIT'")) {
+                try (var r = s.executeQuery(
+                        "SELECT count(*) FROM information_schema.innodb_trx " + "WHERE trx_state = 'LOCK WAIT'")) {
                     r.next();
                     return r.getInt(1) > 0;
                 }
@@ -256,12 +309,15 @@ class MariaDbContractTest {
         try (HikariDataSource pool = MariaDb.pool(driver, 1)) {
             var gate = gate(pool);
             long id = Db.newId();
-            assertThatThrownBy(() -> gate.transaction(TransactionOptions.queueWait(Duration.ofSeconds(5)).readOnly(),
-                    c -> MariaDb.insert(c, id))).isInstanceOf(SQLException.class);
+            assertThatThrownBy(() -> gate.transaction(
+                            TransactionOptions.queueWait(Duration.ofSeconds(5)).readOnly(), c -> MariaDb.insert(c, id)))
+                    .isInstanceOf(SQLException.class);
             assertThat(MariaDb.rows(id)).isZero();
             long next = Db.newId();
             gate.transaction(Duration.ofSeconds(5), c -> MariaDb.insert(c, next));
-            assertThat(MariaDb.rows(next)).as("the next transaction is not read-only").isOne();
+            assertThat(MariaDb.rows(next))
+                    .as("the next transaction is not read-only")
+                    .isOne();
             assertAllBack(gate, pool);
         }
     }
@@ -274,21 +330,27 @@ class MariaDbContractTest {
     @EnumSource(Driver.class)
     void aDeadlineBoundsALongStatementOnTheServer(Driver driver) throws Exception {
         try (HikariDataSource pool = MariaDb.pool(driver, 1)) {
-            var gate = DbBulkhead.builder(pool).lockTimeoutFromDeadline(true).workload("w", 1, 0).build();
+            var gate = DbBulkhead.builder(pool)
+                    .lockTimeoutFromDeadline(true)
+                    .workload("w", 1, 0)
+                    .build();
             String before = session(gate);
             long start = System.nanoTime();
             assertThatThrownBy(() -> gate.transaction(Deadline.in(Duration.ofMillis(300)), c -> {
-                try (var s = c.createStatement()) {
-                    s.execute("SELECT SLEEP(3)");
-                }
-                return null;
-            })).isInstanceOf(DeadlineExceededException.class)
+                        try (var s = c.createStatement()) {
+                            s.execute("SELECT SLEEP(3)");
+                        }
+                        return null;
+                    }))
+                    .isInstanceOf(DeadlineExceededException.class)
                     .satisfies(e -> assertThat(((DeadlineExceededException) e).stage())
                             .isEqualTo(DeadlineExceededException.Stage.STATEMENT));
-            assertThat(Duration.ofNanos(System.nanoTime() - start)).as("well before the statement's 3 s")
+            assertThat(Duration.ofNanos(System.nanoTime() - start))
+                    .as("well before the statement's 3 s")
                     .isLessThan(Duration.ofMillis(2500));
-            String inside = gate.transaction(Deadline.in(Duration.ofSeconds(20)), c -> Db.text(c,
-                    "SELECT CONCAT(@@max_statement_time, '/', @@innodb_lock_wait_timeout)"));
+            String inside = gate.transaction(
+                    Deadline.in(Duration.ofSeconds(20)),
+                    c -> Db.text(c, "SELECT CONCAT(@@max_statement_time, '/', @@innodb_lock_wait_timeout)"));
             assertThat(inside).as("the deadline's limits inside").matches("(19|20)\\.\\d+/20");
             assertThat(session(gate)).as("the session's own limits, after").isEqualTo(before);
             assertAllBack(gate, pool);
@@ -301,9 +363,11 @@ class MariaDbContractTest {
         try (HikariDataSource pool = MariaDb.pool(driver, 1)) {
             var gate = gate(pool);
             assertThatThrownBy(() -> gate.transaction(Duration.ofSeconds(5), c -> {
-                c.setCatalog("mysql");
-                return null;
-            })).hasMessageContaining("db.table").hasMessageNotContaining("SET LOCAL");
+                        c.setCatalog("mysql");
+                        return null;
+                    }))
+                    .hasMessageContaining("db.table")
+                    .hasMessageNotContaining("SET LOCAL");
         }
     }
 
@@ -351,7 +415,8 @@ class MariaDbContractTest {
                     .isInstanceOf(CommitOutcomeUnknownException.class)
                     .hasMessageContaining("procedure that committed inside")
                     .hasRootCauseMessage("work failed after the procedure");
-            assertThat(rows(ids)).as("before the procedure's COMMIT: committed; after: rolled back")
+            assertThat(rows(ids))
+                    .as("before the procedure's COMMIT: committed; after: rolled back")
                     .containsExactly(1, 1, 0);
             assertAllBack(gate, pool);
         }
@@ -365,7 +430,8 @@ class MariaDbContractTest {
             var gate = gate(pool);
             long[] ids = {Db.newId(), Db.newId(), Db.newId()};
             assertThatThrownBy(() -> callingWork(gate, "db_bulkhead_rollback", ids, false))
-                    .isInstanceOf(SQLException.class).hasMessageContaining("nothing was committed")
+                    .isInstanceOf(SQLException.class)
+                    .hasMessageContaining("nothing was committed")
                     .satisfies(e -> assertThat(((SQLException) e).getSQLState()).isEqualTo("40000"));
             assertThat(rows(ids)).containsExactly(0, 0, 0);
             assertAllBack(gate, pool);

@@ -66,7 +66,10 @@ class ObservationTest {
     @Test
     void theListenerSeesEachStepOfAnOperationInOrder() throws Exception {
         var recorder = new Recorder();
-        var gate = POOL.track(DbBulkhead.builder(POOL.get()).listener(recorder).workload("w", 1, 0).build());
+        var gate = POOL.track(DbBulkhead.builder(POOL.get())
+                .listener(recorder)
+                .workload("w", 1, 0)
+                .build());
         gate.transaction(Duration.ZERO, c -> {
             sleep(c, 0.02);
             return null;
@@ -80,7 +83,10 @@ class ObservationTest {
     @Test
     void aCallerInterruptedBeforeItCallsIsCountedAsAnInterruptedRejection() throws Exception {
         var recorder = new Recorder();
-        var gate = POOL.track(DbBulkhead.builder(POOL.get()).listener(recorder).workload("w", 1, 0).build());
+        var gate = POOL.track(DbBulkhead.builder(POOL.get())
+                .listener(recorder)
+                .workload("w", 1, 0)
+                .build());
         Thread.currentThread().interrupt();
         try {
             gate.transaction(Duration.ofSeconds(1), c -> 1);
@@ -111,7 +117,11 @@ class ObservationTest {
             }
         };
         var recorder = new Recorder();
-        var gate = POOL.track(DbBulkhead.builder(POOL.get()).listener(angry).listener(recorder).workload("w", 1, 0).build());
+        var gate = POOL.track(DbBulkhead.builder(POOL.get())
+                .listener(angry)
+                .listener(recorder)
+                .workload("w", 1, 0)
+                .build());
         long id = Db.newId();
         int n = gate.transaction(Duration.ZERO, c -> Db.insert(c, id));
         assertThat(n).isEqualTo(1);
@@ -127,18 +137,26 @@ class ObservationTest {
     @Test
     void theBarrierCarriesTheQueueingAndOutsideCallersShowUpAsPoolWait() throws Exception {
         var recorder = new Recorder();
-        var gate = POOL.track(DbBulkhead.builder(POOL.get()).listener(recorder).workload("w", 2, 10).build());
+        var gate = POOL.track(DbBulkhead.builder(POOL.get())
+                .listener(recorder)
+                .workload("w", 2, 10)
+                .build());
         runConcurrently(gate, 8, 0.03);
         long permitWait = sum(recorder.finished, 0);
         long poolWait = sum(recorder.finished, 1);
         assertThat(recorder.finished).hasSize(8);
-        assertThat(permitWait).as("8 callers over B=2 queue at the barrier: at least 3 rounds of 30 ms")
+        assertThat(permitWait)
+                .as("8 callers over B=2 queue at the barrier: at least 3 rounds of 30 ms")
                 .isGreaterThan(Duration.ofMillis(90).toNanos());
-        assertThat(poolWait).as("pool wait %d ns vs permit wait %d ns", poolWait, permitWait)
+        assertThat(poolWait)
+                .as("pool wait %d ns vs permit wait %d ns", poolWait, permitWait)
                 .isLessThan(permitWait / 10);
 
         var recorder2 = new Recorder();
-        var shared = POOL.track(DbBulkhead.builder(POOL.get()).listener(recorder2).workload("w", 2, 10).build());
+        var shared = POOL.track(DbBulkhead.builder(POOL.get())
+                .listener(recorder2)
+                .workload("w", 2, 10)
+                .build());
         List<Connection> outside = new ArrayList<>();
         try {
             for (int i = 0; i < 4; i++) {
@@ -147,7 +165,8 @@ class ObservationTest {
             try (var executor = Executors.newVirtualThreadPerTaskExecutor()) {
                 Future<?> f = executor.submit(() -> runConcurrently(shared, 2, 0.01));
                 // Hand the connections back while the barrier's callers wait in the pool.
-                org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10))
+                org.awaitility.Awaitility.await()
+                        .atMost(Duration.ofSeconds(10))
                         .until(() -> POOL.get().getHikariPoolMXBean().getThreadsAwaitingConnection() > 0);
                 // Not a synchronisation: the callers are already waiting; this is how long the outside holds on.
                 Thread.sleep(100);
@@ -162,8 +181,10 @@ class ObservationTest {
                 c.close();
             }
         }
-        long maxPoolWait = recorder2.finished.stream().mapToLong(x -> x[1]).max().orElseThrow();
-        assertThat(maxPoolWait).as("an operation admitted by the barrier waited in the pool")
+        long maxPoolWait =
+                recorder2.finished.stream().mapToLong(x -> x[1]).max().orElseThrow();
+        assertThat(maxPoolWait)
+                .as("an operation admitted by the barrier waited in the pool")
                 .isGreaterThanOrEqualTo(Duration.ofMillis(100).toNanos());
     }
 
@@ -189,7 +210,10 @@ class ObservationTest {
 
     @Test
     void aFlightRecordingHasAnEventPerRejectionAndPerOperationWithItsWaits(@TempDir Path dir) throws Exception {
-        var gate = POOL.track(DbBulkhead.builder(POOL.get()).name("jfr-db").workload("w", 1, 0).build());
+        var gate = POOL.track(DbBulkhead.builder(POOL.get())
+                .name("jfr-db")
+                .workload("w", 1, 0)
+                .build());
         Path file = dir.resolve("flight.jfr");
         try (var recording = new Recording()) {
             recording.enable("dev.dbbulkhead.Operation");
@@ -217,17 +241,22 @@ class ObservationTest {
                 events.add(e);
             }
         }
-        assertThat(events).extracting(e -> e.getEventType().getName())
+        assertThat(events)
+                .extracting(e -> e.getEventType().getName())
                 .containsExactlyInAnyOrder("dev.dbbulkhead.Operation", "dev.dbbulkhead.Rejection");
-        RecordedEvent op = events.stream().filter(e -> e.getEventType().getName().endsWith("Operation")).findFirst()
+        RecordedEvent op = events.stream()
+                .filter(e -> e.getEventType().getName().endsWith("Operation"))
+                .findFirst()
                 .orElseThrow();
         assertThat(op.getString("bulkhead")).isEqualTo("jfr-db");
         assertThat(op.getString("workload")).isEqualTo("w");
         assertThat(op.getString("outcome")).isEqualTo("COMMITTED");
         assertThat(op.getDuration("work")).isGreaterThanOrEqualTo(Duration.ofMillis(20));
         assertThat(op.getDuration("hold")).isGreaterThanOrEqualTo(op.getDuration("work"));
-        RecordedEvent rej = events.stream().filter(e -> e.getEventType().getName().endsWith("Rejection"))
-                .findFirst().orElseThrow();
+        RecordedEvent rej = events.stream()
+                .filter(e -> e.getEventType().getName().endsWith("Rejection"))
+                .findFirst()
+                .orElseThrow();
         assertThat(rej.getString("reason")).isEqualTo("ADMISSION_FULL");
         assertThat(rej.getInt("concurrent")).isEqualTo(1);
     }

@@ -28,7 +28,8 @@ class OtherDatabasesTest {
     @Test
     @Tag("no-db")
     void onH2TheGuardAndTheTransactionWorkAndTheUnkeptPromisesAreSaidOnce() throws Exception {
-        try (HikariDataSource pool = h2(); var logs = new Logs(Level.WARNING)) {
+        try (HikariDataSource pool = h2();
+                var logs = new Logs(Level.WARNING)) {
             var gate = new DbBulkhead(pool, 1, 0);
             gate.transaction(Duration.ofSeconds(5), c -> Db.update(c, "CREATE TABLE t (id INT PRIMARY KEY)"));
             int inserted = gate.transaction(Duration.ofSeconds(5), c -> {
@@ -37,30 +38,44 @@ class OtherDatabasesTest {
             });
             assertThat(inserted).isOne();
             assertThatThrownBy(() -> gate.transaction(Duration.ofSeconds(5), c -> {
-                Db.update(c, "INSERT INTO t VALUES (2)");
-                return Db.update(c, "COMMIT");
-            })).isInstanceOf(SQLException.class).hasMessageContaining("db-bulkhead owns this transaction");
+                        Db.update(c, "INSERT INTO t VALUES (2)");
+                        return Db.update(c, "COMMIT");
+                    }))
+                    .isInstanceOf(SQLException.class)
+                    .hasMessageContaining("db-bulkhead owns this transaction");
             assertThatThrownBy(() -> gate.transaction(Duration.ofSeconds(5), c -> {
-                Db.update(c, "INSERT INTO t VALUES (3)");
-                throw new IllegalStateException("work failed");
-            })).hasMessage("work failed");
+                        Db.update(c, "INSERT INTO t VALUES (3)");
+                        throw new IllegalStateException("work failed");
+                    }))
+                    .hasMessage("work failed");
             int rows = gate.transaction(Duration.ofSeconds(5), c -> Db.count(c, "SELECT count(*) FROM t"));
             assertThat(rows).as("only the committed insert").isOne();
             assertThat(gate.available()).isEqualTo(1);
-            assertThat(logs.messages()).filteredOn(m -> m.startsWith("db-bulkhead on H2")).hasSize(1).first()
-                    .asString().contains("rules db-bulkhead does not know").contains("deadlines");
+            assertThat(logs.messages())
+                    .filteredOn(m -> m.startsWith("db-bulkhead on H2"))
+                    .hasSize(1)
+                    .first()
+                    .asString()
+                    .contains("rules db-bulkhead does not know")
+                    .contains("deadlines");
         }
     }
 
     @Test
     void onMariaDbTheLineNamesWhatMySqlsRulesLeaveOut() throws Exception {
-        try (HikariDataSource pool = MariaDb.pool(MariaDb.Driver.MARIADB, 1); var logs = new Logs(Level.WARNING)) {
+        try (HikariDataSource pool = MariaDb.pool(MariaDb.Driver.MARIADB, 1);
+                var logs = new Logs(Level.WARNING)) {
             var gate = new DbBulkhead(pool, 1, 0);
             for (int i = 0; i < 3; i++) {
                 gate.transaction(Duration.ofSeconds(5), c -> Db.count(c, "SELECT 1"));
             }
-            assertThat(logs.messages()).filteredOn(m -> m.startsWith("db-bulkhead on ")).hasSize(1).first()
-                    .asString().contains("MySQL rules").contains("CALL");
+            assertThat(logs.messages())
+                    .filteredOn(m -> m.startsWith("db-bulkhead on "))
+                    .hasSize(1)
+                    .first()
+                    .asString()
+                    .contains("MySQL rules")
+                    .contains("CALL");
         }
     }
 }

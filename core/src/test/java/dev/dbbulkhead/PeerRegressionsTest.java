@@ -10,7 +10,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -46,7 +45,8 @@ class PeerRegressionsTest {
                     timedOut.add(g.submit(() -> gate.transaction(Duration.ofMillis(5), c -> 1)));
                 }
                 for (var f : timedOut) {
-                    assertThatThrownBy(() -> f.get(10, TimeUnit.SECONDS)).cause()
+                    assertThatThrownBy(() -> f.get(10, TimeUnit.SECONDS))
+                            .cause()
                             .isInstanceOf(QueueTimeoutException.class);
                 }
             }
@@ -104,9 +104,12 @@ class PeerRegressionsTest {
             () -> withFault(faulty, Point.SET_AUTO_COMMIT, () -> w.transaction(Duration.ZERO, c -> 1)),
             () -> withFault(faulty, Point.COMMIT, () -> w.transaction(Duration.ZERO, c -> 1)),
             () -> withFault(faulty, Point.COMMIT_AFTER, () -> w.transaction(Duration.ZERO, c -> 1)),
-            () -> withFault(faulty, Point.ROLLBACK, () -> w.transaction(Duration.ZERO, c -> {
-                throw new SQLException("x");
-            })),
+            () -> withFault(
+                    faulty,
+                    Point.ROLLBACK,
+                    () -> w.transaction(Duration.ZERO, c -> {
+                        throw new SQLException("x");
+                    })),
             () -> withFault(faulty, Point.CLOSE, () -> w.transaction(Duration.ZERO, c -> 1)),
             () -> {
                 Thread.currentThread().interrupt(); // interrupted at the permit wait
@@ -126,7 +129,9 @@ class PeerRegressionsTest {
             }
             assertThat(w.available()).as("after path %s", paths.getLast()).isEqualTo(1);
             assertThat(w.availableSlots()).as("after path %s", paths.getLast()).isEqualTo(2);
-            assertThat(faulty.openConnections()).as("after path %s", paths.getLast()).isZero();
+            assertThat(faulty.openConnections())
+                    .as("after path %s", paths.getLast())
+                    .isZero();
         }
         // Queue timeout and admission full, with the permit held by another caller.
         try (var g = new Gate()) {
@@ -159,8 +164,11 @@ class PeerRegressionsTest {
      */
     @Test
     void resilience4jDoubleRelease_noPathReleasesTwiceSoCapacityNeverGrows() throws Exception {
-        var faulty = new FaultyDataSource(POOL.get(), 7).fail(Point.COMMIT, 0.1).fail(Point.ROLLBACK, 0.2)
-                .fail(Point.CLOSE, 0.1).fail(Point.GET_CONNECTION, 0.05);
+        var faulty = new FaultyDataSource(POOL.get(), 7)
+                .fail(Point.COMMIT, 0.1)
+                .fail(Point.ROLLBACK, 0.2)
+                .fail(Point.CLOSE, 0.1)
+                .fail(Point.GET_CONNECTION, 0.05);
         int b = 2;
         int q = 3;
         var gate = POOL.bulkhead(faulty, b, q);
@@ -212,7 +220,9 @@ class PeerRegressionsTest {
             stop.set(true);
             sampler.join();
         }
-        assertThat(violations.get()).as("samples with more free permits or slots than configured").isZero();
+        assertThat(violations.get())
+                .as("samples with more free permits or slots than configured")
+                .isZero();
         assertThat(maxInWork.get()).isBetween(1, b);
         assertThat(faulty.injected(Point.COMMIT) + faulty.injected(Point.CLOSE)).isPositive();
         Db.assertAllReleased(gate.defaultWorkload(), POOL.get());
@@ -242,7 +252,10 @@ class PeerRegressionsTest {
                 throw new IllegalStateException("listener bug after the permit");
             }
         };
-        var caught = POOL.track(DbBulkhead.builder(POOL.get()).listener(rude).workload("w", 1, 0).build());
+        var caught = POOL.track(DbBulkhead.builder(POOL.get())
+                .listener(rude)
+                .workload("w", 1, 0)
+                .build());
         long id = Db.newId();
         int n = caught.transaction(Duration.ZERO, c -> Db.insert(c, id));
         assertThat(n).isEqualTo(1);
@@ -250,7 +263,10 @@ class PeerRegressionsTest {
         Db.assertAllReleased(caught.defaultWorkload(), POOL.get());
 
         // A VirtualMachineError from a listener is contained too: a listener observes, it never decides.
-        var contained = POOL.track(DbBulkhead.builder(POOL.get()).listener(fatal).workload("w", 1, 0).build());
+        var contained = POOL.track(DbBulkhead.builder(POOL.get())
+                .listener(fatal)
+                .workload("w", 1, 0)
+                .build());
         long id2 = Db.newId();
         int inserted = contained.transaction(Duration.ZERO, c -> Db.insert(c, id2));
         assertThat(inserted).isEqualTo(1);

@@ -33,9 +33,15 @@ class PredictiveRejectionTest {
     };
 
     private Workload predictive() {
-        return POOL.track(DbBulkhead.builder(POOL.get()).workload(WorkloadConfig.builder("w").concurrent(1).extraSlots(10)
-                .predictiveRejection(true).build())
-                .listener(listener).build()).workload("w");
+        return POOL.track(DbBulkhead.builder(POOL.get())
+                        .workload(WorkloadConfig.builder("w")
+                                .concurrent(1)
+                                .extraSlots(10)
+                                .predictiveRejection(true)
+                                .build())
+                        .listener(listener)
+                        .build())
+                .workload("w");
     }
 
     /** Runs {@code n} transactions of about {@code seconds} each, so that the workload knows its hold time. */
@@ -62,18 +68,24 @@ class PredictiveRejectionTest {
         assertThat(w.expectedWait()).as("a permit is free").isZero();
         try (var g = new Gate()) {
             g.hold(w, 1);
-            assertThat(w.expectedWait()).as("behind the holder: (0 + 1) × hold / B").isEqualTo(w.recentHoldTime());
+            assertThat(w.expectedWait())
+                    .as("behind the holder: (0 + 1) × hold / B")
+                    .isEqualTo(w.recentHoldTime());
             var line = line(g, w);
             int slots = w.availableSlots();
             // Four holds of ~200 ms to come back within 50 ms, a quarter of one expected: a chance of about 0.01 %.
             assertThatThrownBy(() -> w.transaction(Duration.ofMillis(50), c -> 1))
                     .isInstanceOfSatisfying(WouldTimeOutException.class, e -> {
                         assertThat(e.reason()).isEqualTo(RejectionReason.WOULD_TIME_OUT);
-                        assertThat(e.expectedWait()).isEqualTo(w.recentHoldTime().multipliedBy(4));
+                        assertThat(e.expectedWait())
+                                .isEqualTo(w.recentHoldTime().multipliedBy(4));
                         assertThat(e.allowedWait()).isEqualTo(Duration.ofMillis(50));
                         assertThat(e.queued()).isEqualTo(3);
-                        assertThat(e.getMessage()).contains("would time out: an expected wait of ",
-                                "longer than the 50.000 ms allowed", "executing=1, waiting=3)");
+                        assertThat(e.getMessage())
+                                .contains(
+                                        "would time out: an expected wait of ",
+                                        "longer than the 50.000 ms allowed",
+                                        "executing=1, waiting=3)");
                     });
             assertThat(w.availableSlots()).as("the refused caller took no slot").isEqualTo(slots);
             assertThat(w.waiting()).isEqualTo(3);
@@ -100,7 +112,8 @@ class PredictiveRejectionTest {
             g.hold(w, 1);
             // One hold of ~200 ms expected, 50 ms allowed: permits coming back at random, a chance of about 22 %.
             assertThatThrownBy(() -> w.transaction(Duration.ofMillis(50), c -> 1))
-                    .isInstanceOfSatisfying(QueueTimeoutException.class,
+                    .isInstanceOfSatisfying(
+                            QueueTimeoutException.class,
                             e -> assertThat(e.allowedWait()).isEqualTo(Duration.ofMillis(50)));
             assertThat(rejections).as("it waited, then timed out").containsExactly(RejectionReason.QUEUE_TIMEOUT);
             assertThat(w.waiting()).isZero();
@@ -135,15 +148,22 @@ class PredictiveRejectionTest {
     private List<Boolean> audited(Duration late) throws Exception {
         var offset = new AtomicLong();
         var audits = new CopyOnWriteArrayList<Boolean>();
-        Workload w = POOL.track(DbBulkhead.builder(POOL.get()).nanoClock(() -> System.nanoTime() + offset.get())
-                .workload(WorkloadConfig.builder("w").concurrent(1).extraSlots(10).predictiveRejection(true)
-                        .predictionAudit(1.0).build())
-                .listener(new BulkheadListener() {
-                    @Override
-                    public void onPredictionAudited(Workload workload, boolean servedInTime, long waitedNanos) {
-                        audits.add(servedInTime);
-                    }
-                }).build()).workload("w");
+        Workload w = POOL.track(DbBulkhead.builder(POOL.get())
+                        .nanoClock(() -> System.nanoTime() + offset.get())
+                        .workload(WorkloadConfig.builder("w")
+                                .concurrent(1)
+                                .extraSlots(10)
+                                .predictiveRejection(true)
+                                .predictionAudit(1.0)
+                                .build())
+                        .listener(new BulkheadListener() {
+                            @Override
+                            public void onPredictionAudited(Workload workload, boolean servedInTime, long waitedNanos) {
+                                audits.add(servedInTime);
+                            }
+                        })
+                        .build())
+                .workload("w");
         for (int i = 0; i < 3; i++) { // holds of 1,000 s on the workload's clock
             w.transaction(Duration.ofSeconds(5), c -> offset.addAndGet(TimeUnit.SECONDS.toNanos(1_000)));
         }
@@ -167,7 +187,8 @@ class PredictiveRejectionTest {
             g.hold(w, 1);
             line(g, w);
             assertThatThrownBy(() -> w.transaction(Deadline.in(Duration.ofMillis(40)), c -> 1))
-                    .isInstanceOfSatisfying(WouldTimeOutException.class,
+                    .isInstanceOfSatisfying(
+                            WouldTimeOutException.class,
                             e -> assertThat(e.allowedWait()).isLessThanOrEqualTo(Duration.ofMillis(40)));
             assertThatThrownBy(() -> w.acquire(Duration.ofMillis(40))).isInstanceOf(WouldTimeOutException.class);
         }
@@ -176,7 +197,9 @@ class PredictiveRejectionTest {
     @Test
     void withAFreePermitNobodyIsRefused() throws Exception {
         Workload w = predictive();
-        assertThat(w.expectedWait()).as("nothing granted yet: nothing to predict from").isZero();
+        assertThat(w.expectedWait())
+                .as("nothing granted yet: nothing to predict from")
+                .isZero();
         teach(w, 2, 0.2);
         int three = w.transaction(Duration.ZERO, c -> Db.count(c, "SELECT 3"));
         assertThat(three).as("a free permit").isEqualTo(3);
@@ -206,10 +229,15 @@ class PredictiveRejectionTest {
 
     @Test
     void theArticlesBarrierDoesNotPredictAndAnAuditNeedsAPrediction() {
-        assertThat(new DbBulkhead(POOL.get(), 1, 0).defaultWorkload().predictive()).isFalse();
-        assertThatThrownBy(() -> WorkloadConfig.builder("a").concurrent(1).predictionAudit(0.1).build())
+        assertThat(new DbBulkhead(POOL.get(), 1, 0).defaultWorkload().predictive())
+                .isFalse();
+        assertThatThrownBy(() -> WorkloadConfig.builder("a")
+                        .concurrent(1)
+                        .predictionAudit(0.1)
+                        .build())
                 .isInstanceOf(InvalidSettingException.class)
-                .hasMessage("workload 'a': predictionAudit needs predictiveRejection (or a DEADLINE queue) on the workload, "
-                        + "was 0.1");
+                .hasMessage(
+                        "workload 'a': predictionAudit needs predictiveRejection (or a DEADLINE queue) on the workload, "
+                                + "was 0.1");
     }
 }

@@ -31,8 +31,14 @@ class PrioritiesTest {
 
     private static DbBulkhead barrier() {
         return POOL.track(DbBulkhead.builder(POOL.get())
-                .workload(WorkloadConfig.builder("interactive").concurrent(4).extraSlots(64).build())
-                .workload(WorkloadConfig.builder("batch").concurrent(4).extraSlots(64).priority(Priority.ELASTIC)
+                .workload(WorkloadConfig.builder("interactive")
+                        .concurrent(4)
+                        .extraSlots(64)
+                        .build())
+                .workload(WorkloadConfig.builder("batch")
+                        .concurrent(4)
+                        .extraSlots(64)
+                        .priority(Priority.ELASTIC)
                         .build())
                 .build());
     }
@@ -83,7 +89,8 @@ class PrioritiesTest {
         var inWork = new AtomicInteger();
         var most = new AtomicInteger();
         var done = new LongAdder();
-        ThreadFactory threads = virtual ? Thread.ofVirtual().factory() : Thread.ofPlatform().factory();
+        ThreadFactory threads =
+                virtual ? Thread.ofVirtual().factory() : Thread.ofPlatform().factory();
         SqlWork<Integer> work = c -> {
             most.accumulateAndGet(inWork.incrementAndGet(), Math::max);
             try {
@@ -93,15 +100,18 @@ class PrioritiesTest {
             }
         };
         try (var interactive = new Callers(threads, 12, () -> {
-            db.workload("interactive").transaction(Duration.ofMillis(200), work);
-            done.increment();
-        }); var batch = new Callers(threads, 12, () -> {
-            db.workload("batch").transaction(Duration.ofMillis(200), work);
-            done.increment();
-        })) {
+                    db.workload("interactive").transaction(Duration.ofMillis(200), work);
+                    done.increment();
+                });
+                var batch = new Callers(threads, 12, () -> {
+                    db.workload("batch").transaction(Duration.ofMillis(200), work);
+                    done.increment();
+                })) {
             await().atMost(Duration.ofSeconds(30)).until(() -> done.sum() >= 2_000);
         }
-        assertThat(most.get()).as("transactions in work at once, of both workloads").isLessThanOrEqualTo(6)
+        assertThat(most.get())
+                .as("transactions in work at once, of both workloads")
+                .isLessThanOrEqualTo(6)
                 .isGreaterThanOrEqualTo(4);
     }
 
@@ -117,14 +127,23 @@ class PrioritiesTest {
             batch.transaction(Duration.ofSeconds(1), c -> Db.count(c, "SELECT 1 FROM pg_sleep(0.01)"));
             batchDone.increment();
         })) {
-            await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(batch.limit())
-                    .as("alone, it grows by one per window into the room regular work leaves").isGreaterThanOrEqualTo(4));
-            try (var interactiveCallers = new Callers(threads, 16, () -> interactive.transaction(
-                    Duration.ofSeconds(1), c -> Db.count(c, "SELECT 1 FROM pg_sleep(0.01)")))) {
-                await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(batch.limit())
-                        .as("regular callers wait: the elastic allowance halves to its floor").isEqualTo(1));
-                await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(interactive.limit())
-                        .as("regular work gets its whole B back").isEqualTo(4));
+            await().atMost(Duration.ofSeconds(10))
+                    .untilAsserted(() -> assertThat(batch.limit())
+                            .as("alone, it grows by one per window into the room regular work leaves")
+                            .isGreaterThanOrEqualTo(4));
+            try (var interactiveCallers = new Callers(
+                    threads,
+                    16,
+                    () -> interactive.transaction(
+                            Duration.ofSeconds(1), c -> Db.count(c, "SELECT 1 FROM pg_sleep(0.01)")))) {
+                await().atMost(Duration.ofSeconds(10))
+                        .untilAsserted(() -> assertThat(batch.limit())
+                                .as("regular callers wait: the elastic allowance halves to its floor")
+                                .isEqualTo(1));
+                await().atMost(Duration.ofSeconds(10))
+                        .untilAsserted(() -> assertThat(interactive.limit())
+                                .as("regular work gets its whole B back")
+                                .isEqualTo(4));
                 long before = batchDone.sum();
                 await().atMost(Duration.ofSeconds(10)).until(() -> batchDone.sum() >= before + 20);
             }
@@ -134,23 +153,44 @@ class PrioritiesTest {
     @Test
     void anElasticWorkloadNeedsTheSharedLimitAndRoomForItsFloor() {
         var noPool = new dev.dbbulkhead.testkit.NoopDataSource();
-        var elastic = WorkloadConfig.builder("batch").concurrent(2).priority(Priority.ELASTIC).build();
-        assertThat(org.assertj.core.api.Assertions.catchThrowableOfType(InvalidSettingException.class,
-                () -> DbBulkhead.builder(noPool).workload("interactive", 4, 0).workload(elastic).build()).setting())
+        var elastic = WorkloadConfig.builder("batch")
+                .concurrent(2)
+                .priority(Priority.ELASTIC)
+                .build();
+        assertThat(org.assertj.core.api.Assertions.catchThrowableOfType(
+                                InvalidSettingException.class,
+                                () -> DbBulkhead.builder(noPool)
+                                        .workload("interactive", 4, 0)
+                                        .workload(elastic)
+                                        .build())
+                        .setting())
                 .isEqualTo(Setting.SHARED_LIMIT);
-        var tooSmall = org.assertj.core.api.Assertions.catchThrowableOfType(InvalidSettingException.class,
-                () -> DbBulkhead.builder(noPool).workload("interactive", 4, 0).workload(elastic).sharedLimit(4)
+        var tooSmall = org.assertj.core.api.Assertions.catchThrowableOfType(
+                InvalidSettingException.class,
+                () -> DbBulkhead.builder(noPool)
+                        .workload("interactive", 4, 0)
+                        .workload(elastic)
+                        .sharedLimit(4)
                         .build());
-        assertThat(tooSmall).hasMessageContaining("sharedLimit of db-bulkhead 'db' must be at least the regular "
-                + "workloads' concurrent added up and one for each elastic workload, 4 + 1");
-        DbBulkhead.builder(noPool).workload("interactive", 4, 0).workload(elastic).sharedLimit(5).build();
+        assertThat(tooSmall)
+                .hasMessageContaining("sharedLimit of db-bulkhead 'db' must be at least the regular "
+                        + "workloads' concurrent added up and one for each elastic workload, 4 + 1");
+        DbBulkhead.builder(noPool)
+                .workload("interactive", 4, 0)
+                .workload(elastic)
+                .sharedLimit(5)
+                .build();
     }
 
     @Test
     void aSharedLimitBelowTheWorkloadsIsBlamedOnTheSharedLimit() {
         var noPool = new dev.dbbulkhead.testkit.NoopDataSource();
-        var refused = org.assertj.core.api.Assertions.catchThrowableOfType(InvalidSettingException.class,
-                () -> DbBulkhead.builder(noPool).workload("a", 2, 1).sharedLimit(1).build());
+        var refused = org.assertj.core.api.Assertions.catchThrowableOfType(
+                InvalidSettingException.class,
+                () -> DbBulkhead.builder(noPool)
+                        .workload("a", 2, 1)
+                        .sharedLimit(1)
+                        .build());
         assertThat(refused.setting()).isEqualTo(Setting.SHARED_LIMIT);
         assertThat(refused.getMessage()).contains("sharedLimit").doesNotContain("poolSize");
     }

@@ -61,8 +61,10 @@ class RecoveryTest {
                     }
                     // Back: operations succeed again, through the same barrier and the same pool.
                     long okAfterOutage = ok.sum();
-                    await().atMost(Duration.ofSeconds(30)).alias("operations succeed again")
-                            .untilAsserted(() -> assertThat(ok.sum()).as("last failure: %s", lastFailure.get())
+                    await().atMost(Duration.ofSeconds(30))
+                            .alias("operations succeed again")
+                            .untilAsserted(() -> assertThat(ok.sum())
+                                    .as("last failure: %s", lastFailure.get())
                                     .isGreaterThan(okAfterOutage + 20));
                 } finally {
                     stop.set(true);
@@ -70,7 +72,9 @@ class RecoveryTest {
                 for (var f : loops) {
                     f.get(30, TimeUnit.SECONDS);
                 }
-                assertThat(failed.sum()).as("the outage was reported to callers").isPositive();
+                assertThat(failed.sum())
+                        .as("the outage was reported to callers")
+                        .isPositive();
             }
             Db.assertAllReleased(gate.defaultWorkload(), pool);
         }
@@ -78,7 +82,8 @@ class RecoveryTest {
 
     private static void terminateBackendsFor(TestDatabase db, Duration span) throws SQLException {
         long end = System.nanoTime() + span.toNanos();
-        try (Connection admin = db.connect(); var s = admin.createStatement()) {
+        try (Connection admin = db.connect();
+                var s = admin.createStatement()) {
             while (System.nanoTime() < end) {
                 s.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = "
                         + "'recovery'");

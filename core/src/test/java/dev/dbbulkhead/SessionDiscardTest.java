@@ -42,18 +42,25 @@ class SessionDiscardTest {
         HikariConfig config = Db.server().config(1, Duration.ofSeconds(5));
         config.setConnectionInitSql(INIT);
         pool = new HikariDataSource(config);
-        gate = DbBulkhead.builder(pool).listener(new BulkheadListener() {
-            @Override
-            public void onSessionDiscarded(Workload workload) {
-                discarded.incrementAndGet();
-            }
-        }).workload("w", 1, 0).build();
+        gate = DbBulkhead.builder(pool)
+                .listener(new BulkheadListener() {
+                    @Override
+                    public void onSessionDiscarded(Workload workload) {
+                        discarded.incrementAndGet();
+                    }
+                })
+                .workload("w", 1, 0)
+                .build();
     }
 
     @AfterEach
     void close() {
-        assertThat(gate.workloads().getFirst().available()).as("every permit back").isEqualTo(1);
-        assertThat(pool.getHikariPoolMXBean().getActiveConnections()).as("every connection back").isZero();
+        assertThat(gate.workloads().getFirst().available())
+                .as("every permit back")
+                .isEqualTo(1);
+        assertThat(pool.getHikariPoolMXBean().getActiveConnections())
+                .as("every connection back")
+                .isZero();
         pool.close();
     }
 
@@ -69,9 +76,13 @@ class SessionDiscardTest {
     }
 
     private String session() throws Exception {
-        return gate.transaction(Duration.ZERO, c -> Db.text(c, "SELECT pg_backend_pid() || '|' "
-                + "|| current_setting('statement_timeout') || '|' || current_setting('search_path') || '|' "
-                + "|| current_setting('application_name')"));
+        return gate.transaction(
+                Duration.ZERO,
+                c -> Db.text(
+                        c,
+                        "SELECT pg_backend_pid() || '|' "
+                                + "|| current_setting('statement_timeout') || '|' || current_setting('search_path') || '|' "
+                                + "|| current_setting('application_name')"));
     }
 
     @Test
@@ -82,12 +93,20 @@ class SessionDiscardTest {
         try (var logs = new Logs(Level.WARNING)) {
             backend = run("DO $$BEGIN PERFORM set_config('statement_timeout', '1', false); END$$", id);
             run("DO $$BEGIN PERFORM set_config('statement_timeout', '2', false); END$$", Db.newId());
-            assertThat(logs.messages()).as("once per call site").hasSize(1).first().asString()
-                    .contains("sent DO").contains("discarded").contains(SessionDiscardTest.class.getName());
+            assertThat(logs.messages())
+                    .as("once per call site")
+                    .hasSize(1)
+                    .first()
+                    .asString()
+                    .contains("sent DO")
+                    .contains("discarded")
+                    .contains(SessionDiscardTest.class.getName());
         }
         assertThat(Db.rows(id)).as("told committed: committed").isEqualTo(1);
         String after = session();
-        assertThat(after).as("a fresh session, as the pool makes them").doesNotStartWith(backend + "|")
+        assertThat(after)
+                .as("a fresh session, as the pool makes them")
+                .doesNotStartWith(backend + "|")
                 .endsWith(before.substring(before.indexOf('|')));
         assertThat(discarded).hasValue(2);
     }
@@ -95,7 +114,9 @@ class SessionDiscardTest {
     @Test
     void aCallSiteKnownToRiskTheSessionKeepsItsConnectionWhenNothingChanged() throws Exception {
         int first = run("DO $$BEGIN PERFORM 1; END$$", Db.newId());
-        assertThat(discarded).as("the first one from a call site: not read before, discarded").hasValue(1);
+        assertThat(discarded)
+                .as("the first one from a call site: not read before, discarded")
+                .hasValue(1);
         int second = run("DO $$BEGIN PERFORM 1; END$$", Db.newId());
         int third = run("CALL session_nothing()", Db.newId());
         assertThat(second).as("a new session after the discard").isNotEqualTo(first);
@@ -113,8 +134,9 @@ class SessionDiscardTest {
         assertThat(discarded).hasValue(1);
         try (Connection other = Db.server().connect()) {
             // The pool closes a discarded connection on its own thread: the lock goes with the backend.
-            await().atMost(Duration.ofSeconds(10)).until(() -> Db.text(other, "SELECT pg_try_advisory_lock(4246)")
-                    .equals("t"));
+            await().atMost(Duration.ofSeconds(10))
+                    .until(() ->
+                            Db.text(other, "SELECT pg_try_advisory_lock(4246)").equals("t"));
             Db.text(other, "SELECT pg_advisory_unlock(4246)");
         }
     }
@@ -144,7 +166,8 @@ class SessionDiscardTest {
     @Test
     void theInitSqlOfThePoolHoldsAcrossManyTransactions() throws Exception {
         for (int i = 0; i < 20; i++) {
-            String name = gate.transaction(Duration.ZERO, c -> Db.text(c, "SELECT current_setting('application_name')"));
+            String name =
+                    gate.transaction(Duration.ZERO, c -> Db.text(c, "SELECT current_setting('application_name')"));
             assertThat(name).isEqualTo("db-bulkhead-init");
         }
         assertThat(discarded).hasValue(0);

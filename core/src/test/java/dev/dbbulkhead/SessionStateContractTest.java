@@ -28,14 +28,18 @@ class SessionStateContractTest {
 
     /** What a later caller would notice of the session, but the backend (PgBouncer may hand out another one). */
     static String session(DbBulkhead gate) throws Exception {
-        return gate.transaction(Duration.ZERO, c -> Db.text(c, "SELECT current_setting('search_path') || '|' "
-                + "|| current_setting('statement_timeout') || '|' || current_setting('default_transaction_read_only') "
-                + "|| '|' || current_user || '|' || current_setting('application_name') || '|' "
-                + "|| (SELECT count(*) FROM pg_class WHERE relnamespace = pg_my_temp_schema()) || '|' "
-                + "|| (SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()) || '|' "
-                + "|| (SELECT count(*) FROM pg_prepared_statements WHERE from_sql) || '|' "
-                + "|| (SELECT count(*) FROM pg_cursors WHERE is_holdable) || '|' "
-                + "|| (SELECT count(*) FROM pg_listening_channels())"));
+        return gate.transaction(
+                Duration.ZERO,
+                c -> Db.text(
+                        c,
+                        "SELECT current_setting('search_path') || '|' "
+                                + "|| current_setting('statement_timeout') || '|' || current_setting('default_transaction_read_only') "
+                                + "|| '|' || current_user || '|' || current_setting('application_name') || '|' "
+                                + "|| (SELECT count(*) FROM pg_class WHERE relnamespace = pg_my_temp_schema()) || '|' "
+                                + "|| (SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()) || '|' "
+                                + "|| (SELECT count(*) FROM pg_prepared_statements WHERE from_sql) || '|' "
+                                + "|| (SELECT count(*) FROM pg_cursors WHERE is_holdable) || '|' "
+                                + "|| (SELECT count(*) FROM pg_listening_channels())"));
     }
 
     @ParameterizedTest
@@ -59,22 +63,29 @@ class SessionStateContractTest {
             LISTEN db_bulkhead_events                                | outside the pool
             DISCARD TEMP                                             | leave the session to the pool
             """)
-    void aSessionChangeIsRefusedBeforeItRunsNothingCommitsAndTheNextCallerSeesThePoolsSession(String sql,
-            String instead) throws Exception {
+    void aSessionChangeIsRefusedBeforeItRunsNothingCommitsAndTheNextCallerSeesThePoolsSession(
+            String sql, String instead) throws Exception {
         var gate = POOL.bulkhead(1, 0);
         String before = session(gate);
         for (int how = 0; how < 3; how++) {
             long id = Db.newId();
             int way = how;
             assertThatThrownBy(() -> gate.transaction(Duration.ZERO, c -> {
-                Db.insert(c, id);
-                Db.send(c, sql, way);
-                return null;
-            })).as("%s via %d", sql, way).isInstanceOf(SQLException.class)
-                    .hasMessageContaining("reach the next caller").hasMessageContaining(instead)
+                        Db.insert(c, id);
+                        Db.send(c, sql, way);
+                        return null;
+                    }))
+                    .as("%s via %d", sql, way)
+                    .isInstanceOf(SQLException.class)
+                    .hasMessageContaining("reach the next caller")
+                    .hasMessageContaining(instead)
                     .satisfies(e -> assertThat(((SQLException) e).getSQLState()).isEqualTo("25000"));
-            assertThat(Db.rows(id)).as("%s via %d: told refused, nothing committed", sql, way).isZero();
-            assertThat(session(gate)).as("%s via %d: what the next caller sees", sql, way).isEqualTo(before);
+            assertThat(Db.rows(id))
+                    .as("%s via %d: told refused, nothing committed", sql, way)
+                    .isZero();
+            assertThat(session(gate))
+                    .as("%s via %d: what the next caller sees", sql, way)
+                    .isEqualTo(before);
         }
     }
 
@@ -103,7 +114,9 @@ class SessionStateContractTest {
         assertThatThrownBy(() -> gate.transaction(Duration.ZERO, c -> Db.text(c, "SELECT pg_advisory_lock(4244)")))
                 .isInstanceOf(SQLException.class);
         try (Connection other = Db.server().connect()) {
-            assertThat(Db.text(other, "SELECT pg_try_advisory_lock(4244)")).as("another session takes it").isEqualTo("t");
+            assertThat(Db.text(other, "SELECT pg_try_advisory_lock(4244)"))
+                    .as("another session takes it")
+                    .isEqualTo("t");
             Db.text(other, "SELECT pg_advisory_unlock(4244)");
         }
     }
@@ -117,15 +130,17 @@ class SessionStateContractTest {
         String inside = gate.transaction(Duration.ZERO, c -> {
             Db.update(c, "SET LOCAL search_path TO pg_catalog, public");
             Db.update(c, "SET LOCAL statement_timeout = 4321");
-            String first = Db.text(c, "SELECT current_setting('search_path') || '|' "
-                    + "|| current_setting('statement_timeout')");
+            String first = Db.text(
+                    c, "SELECT current_setting('search_path') || '|' " + "|| current_setting('statement_timeout')");
             Db.text(c, "SELECT set_config('lock_timeout', '1234', true)");
             return first + "|" + Db.text(c, "SELECT current_setting('lock_timeout')");
         });
         assertThat(inside).isEqualTo("pg_catalog, public|4321ms|1234ms");
         assertThat(session(gate)).isEqualTo(before);
         String lockTimeout = gate.transaction(Duration.ZERO, c -> Db.text(c, "SELECT current_setting('lock_timeout')"));
-        assertThat(lockTimeout).as("set_config(..., true) ended with its transaction").isNotEqualTo("1234ms");
+        assertThat(lockTimeout)
+                .as("set_config(..., true) ended with its transaction")
+                .isNotEqualTo("1234ms");
     }
 
     @Test
@@ -136,7 +151,8 @@ class SessionStateContractTest {
             return Db.text(c, "SELECT current_setting('transaction_isolation')");
         });
         assertThat(isolation).isEqualTo("serializable");
-        String next = gate.transaction(Duration.ZERO, c -> Db.text(c, "SELECT current_setting('transaction_isolation')"));
+        String next =
+                gate.transaction(Duration.ZERO, c -> Db.text(c, "SELECT current_setting('transaction_isolation')"));
         assertThat(next).isEqualTo("read committed");
     }
 
@@ -170,22 +186,24 @@ class SessionStateContractTest {
     void theRefusalsNameWhatToDoInstead() throws Exception {
         var gate = POOL.bulkhead(1, 0);
         List<String> messages = new ArrayList<>();
-        for (String sql : List.of("SET search_path TO x", "SELECT pg_advisory_lock(1)", "CREATE TEMP TABLE t (id int)")) {
+        for (String sql :
+                List.of("SET search_path TO x", "SELECT pg_advisory_lock(1)", "CREATE TEMP TABLE t (id int)")) {
             try {
                 gate.transaction(Duration.ZERO, c -> Db.update(c, sql));
             } catch (SQLException e) {
                 messages.add(e.getMessage());
             }
         }
-        assertThat(messages).containsExactly(
-                "db-bulkhead: work must not send SET search_path as SQL: the change would stay on the pooled "
-                        + "connection after the transaction and reach the next caller (the session belongs to the "
-                        + "pool); use SET LOCAL search_path instead, which ends with the transaction",
-                "db-bulkhead: work must not send pg_advisory_lock(...) as SQL: the change would stay on the pooled "
-                        + "connection after the transaction and reach the next caller (the session belongs to the "
-                        + "pool); use pg_advisory_xact_lock(...) instead, which is released when the transaction ends",
-                "db-bulkhead: work must not send CREATE TEMP TABLE without ON COMMIT DROP as SQL: the change would "
-                        + "stay on the pooled connection after the transaction and reach the next caller (the session "
-                        + "belongs to the pool); add ON COMMIT DROP, which drops the table when the transaction ends");
+        assertThat(messages)
+                .containsExactly(
+                        "db-bulkhead: work must not send SET search_path as SQL: the change would stay on the pooled "
+                                + "connection after the transaction and reach the next caller (the session belongs to the "
+                                + "pool); use SET LOCAL search_path instead, which ends with the transaction",
+                        "db-bulkhead: work must not send pg_advisory_lock(...) as SQL: the change would stay on the pooled "
+                                + "connection after the transaction and reach the next caller (the session belongs to the "
+                                + "pool); use pg_advisory_xact_lock(...) instead, which is released when the transaction ends",
+                        "db-bulkhead: work must not send CREATE TEMP TABLE without ON COMMIT DROP as SQL: the change would "
+                                + "stay on the pooled connection after the transaction and reach the next caller (the session "
+                                + "belongs to the pool); add ON COMMIT DROP, which drops the table when the transaction ends");
     }
 }

@@ -61,29 +61,48 @@ class SideDoorsTest {
             kept.set(s);
             return null;
         });
-        assertThat(seen).hasSize(7).allSatisfy(connection -> assertThat(connection).isSameAs(seen.get(0)));
+        assertThat(seen)
+                .hasSize(7)
+                .allSatisfy(connection -> assertThat(connection).isSameAs(seen.get(0)));
         assertThatThrownBy(() -> seen.get(0).commit()).hasMessageContaining("transaction that has finished");
         assertThatThrownBy(() -> kept.get().executeQuery("SELECT 1"))
-                .isInstanceOf(SQLException.class).hasMessageContaining("transaction that has finished")
+                .isInstanceOf(SQLException.class)
+                .hasMessageContaining("transaction that has finished")
                 .satisfies(e -> assertThat(((SQLException) e).getSQLState()).isEqualTo("08003"));
         assertThat(kept.get().isClosed()).isTrue();
         kept.get().close(); // closing an expired statement is harmless
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"COMMIT", "commit work", "END", "end transaction", "ABORT", "ROLLBACK", "rollback work",
-            "BEGIN", "START TRANSACTION", "PREPARE TRANSACTION 'tx1'", "SELECT 1; COMMIT",
-            "/* a comment */ COMMIT", "-- a comment\nCOMMIT AND CHAIN", "SELECT ';'; ROLLBACK", "  (COMMIT)"})
+    @ValueSource(
+            strings = {
+                "COMMIT",
+                "commit work",
+                "END",
+                "end transaction",
+                "ABORT",
+                "ROLLBACK",
+                "rollback work",
+                "BEGIN",
+                "START TRANSACTION",
+                "PREPARE TRANSACTION 'tx1'",
+                "SELECT 1; COMMIT",
+                "/* a comment */ COMMIT",
+                "-- a comment\nCOMMIT AND CHAIN",
+                "SELECT ';'; ROLLBACK",
+                "  (COMMIT)"
+            })
     void transactionControlSentAsSqlIsRefusedAndTheWorkRollsBack(String sql) throws Exception {
         var gate = POOL.bulkhead(1, 0);
         for (int how = 0; how < 3; how++) {
             long id = Db.newId();
             int way = how;
             assertThatThrownBy(() -> gate.transaction(Duration.ZERO, c -> {
-                Db.insert(c, id);
-                Db.send(c, sql, way);
-                return null;
-            })).isInstanceOf(SQLException.class)
+                        Db.insert(c, id);
+                        Db.send(c, sql, way);
+                        return null;
+                    }))
+                    .isInstanceOf(SQLException.class)
                     .hasMessageContaining("db-bulkhead owns this transaction")
                     .satisfies(e -> assertThat(((SQLException) e).getSQLState()).isEqualTo("25000"));
             assertThat(Db.rows(id)).as("%s via %d: nothing committed", sql, way).isZero();
@@ -91,15 +110,29 @@ class SideDoorsTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"SELECT 'COMMIT'", "SELECT 1 -- COMMIT", "SELECT $$ROLLBACK$$",
-            "SELECT $tag$; COMMIT; $tag$", "SELECT 1 /* ; COMMIT */", "SELECT E'it\\'s; COMMIT'",
-            "SELECT \"commit\" FROM (SELECT 1 AS \"commit\") t", "SAVEPOINT s1; ROLLBACK TO SAVEPOINT s1",
-            "SAVEPOINT s2; ROLLBACK WORK TO s2", "SELECT 1 AS begin_at",
-            // The session's words too (SessionStateContractTest refuses them as statements).
-            "SELECT 'SET search_path TO nowhere; RESET ALL'", "SELECT 1 /* LISTEN x; DISCARD ALL */",
-            "-- SET ROLE other\nSELECT 1", "SELECT $$SELECT pg_advisory_lock(1)$$", "SELECT 1 AS set_config",
-            "SELECT set_config FROM (SELECT 1 AS set_config) t", "SELECT \"set_config\" FROM (SELECT 1 AS set_config) t",
-            "SELECT 1 AS pg_advisory_lock", "SELECT 'x' AS \"CREATE TEMP TABLE t\""})
+    @ValueSource(
+            strings = {
+                "SELECT 'COMMIT'",
+                "SELECT 1 -- COMMIT",
+                "SELECT $$ROLLBACK$$",
+                "SELECT $tag$; COMMIT; $tag$",
+                "SELECT 1 /* ; COMMIT */",
+                "SELECT E'it\\'s; COMMIT'",
+                "SELECT \"commit\" FROM (SELECT 1 AS \"commit\") t",
+                "SAVEPOINT s1; ROLLBACK TO SAVEPOINT s1",
+                "SAVEPOINT s2; ROLLBACK WORK TO s2",
+                "SELECT 1 AS begin_at",
+                // The session's words too (SessionStateContractTest refuses them as statements).
+                "SELECT 'SET search_path TO nowhere; RESET ALL'",
+                "SELECT 1 /* LISTEN x; DISCARD ALL */",
+                "-- SET ROLE other\nSELECT 1",
+                "SELECT $$SELECT pg_advisory_lock(1)$$",
+                "SELECT 1 AS set_config",
+                "SELECT set_config FROM (SELECT 1 AS set_config) t",
+                "SELECT \"set_config\" FROM (SELECT 1 AS set_config) t",
+                "SELECT 1 AS pg_advisory_lock",
+                "SELECT 'x' AS \"CREATE TEMP TABLE t\""
+            })
     void savepointsAndWordsInsideLiteralsAndCommentsAreAllowed(String sql) throws Exception {
         var gate = POOL.bulkhead(1, 0);
         long id = Db.newId();
@@ -139,22 +172,28 @@ class SideDoorsTest {
         for (var setter : setters().entrySet()) {
             long id = Db.newId();
             assertThatThrownBy(() -> gate.transaction(Duration.ZERO, c -> {
-                Db.insert(c, id);
-                setter.getValue().call(c);
-                return null;
-            })).as(setter.getKey()).isInstanceOf(SQLException.class)
+                        Db.insert(c, id);
+                        setter.getValue().call(c);
+                        return null;
+                    }))
+                    .as(setter.getKey())
+                    .isInstanceOf(SQLException.class)
                     .satisfies(e -> assertThat(((SQLException) e).getSQLState()).isEqualTo("25000"))
                     .satisfies(e -> refused.add(setter.getKey()));
             assertThat(Db.rows(id)).as(setter.getKey()).isZero();
         }
         assertThat(refused).hasSize(10);
-        assertThat(sessionState(gate)).as("what the next transaction on the pooled connection sees").isEqualTo(before);
+        assertThat(sessionState(gate))
+                .as("what the next transaction on the pooled connection sees")
+                .isEqualTo(before);
     }
 
     private static String sessionState(DbBulkhead gate) throws Exception {
         return gate.transaction(Duration.ZERO, c -> {
-            try (var s = c.createStatement(); var r = s.executeQuery("SELECT current_setting('search_path') || '/' "
-                    + "|| current_setting('transaction_isolation') || '/' || current_setting('application_name')")) {
+            try (var s = c.createStatement();
+                    var r = s.executeQuery(
+                            "SELECT current_setting('search_path') || '/' "
+                                    + "|| current_setting('transaction_isolation') || '/' || current_setting('application_name')")) {
                 r.next();
                 return r.getString(1) + "/" + c.isReadOnly() + "/" + c.getHoldability();
             }
@@ -170,7 +209,8 @@ class SideDoorsTest {
             assertThat(c.isWrapperFor(PGConnection.class)).isTrue();
             var copy = c.unwrap(PGConnection.class).getCopyAPI();
             try {
-                return copy.copyIn("COPY bulkhead_items (id, note) FROM STDIN",
+                return copy.copyIn(
+                        "COPY bulkhead_items (id, note) FROM STDIN",
                         new StringReader(first + "\tcopied\n" + second + "\tcopied\n"));
             } catch (java.io.IOException e) {
                 throw new SQLException(e);
@@ -186,22 +226,37 @@ class SideDoorsTest {
         long id = Db.newId();
         var reached = new ArrayList<Connection>();
         assertThatThrownBy(() -> gate.transaction(Duration.ZERO, c -> {
-            Db.insert(c, id);
-            reached.add(c);
-            try (var s = c.createStatement(); var r = s.executeQuery("SELECT ARRAY[1, 2, 3], ARRAY['a', 'b']")) {
-                r.next();
-                Array numbers = r.getArray(1);
-                assertThat(numbers.toString()).as("the driver's text of the array").isEqualTo("{1,2,3}");
-                reached.add(numbers.getResultSet().getStatement().getConnection());
-                reached.add(((Array) r.getObject(2)).getResultSet(1, 1).getStatement().getConnection());
-                reached.add(c.createArrayOf("int4", new Integer[] {1}).getResultSet().getStatement().getConnection());
-                reached.getLast().commit();
-            }
-            return null;
-        })).isInstanceOf(SQLException.class).hasMessageContaining("db-bulkhead owns this transaction");
-        assertThat(reached).as("the connection work got, and what each array led back to").hasSize(4)
+                    Db.insert(c, id);
+                    reached.add(c);
+                    try (var s = c.createStatement();
+                            var r = s.executeQuery("SELECT ARRAY[1, 2, 3], ARRAY['a', 'b']")) {
+                        r.next();
+                        Array numbers = r.getArray(1);
+                        assertThat(numbers.toString())
+                                .as("the driver's text of the array")
+                                .isEqualTo("{1,2,3}");
+                        reached.add(numbers.getResultSet().getStatement().getConnection());
+                        reached.add(((Array) r.getObject(2))
+                                .getResultSet(1, 1)
+                                .getStatement()
+                                .getConnection());
+                        reached.add(c.createArrayOf("int4", new Integer[] {1})
+                                .getResultSet()
+                                .getStatement()
+                                .getConnection());
+                        reached.getLast().commit();
+                    }
+                    return null;
+                }))
+                .isInstanceOf(SQLException.class)
+                .hasMessageContaining("db-bulkhead owns this transaction");
+        assertThat(reached)
+                .as("the connection work got, and what each array led back to")
+                .hasSize(4)
                 .allSatisfy(connection -> assertThat(connection).isSameAs(reached.getFirst()));
-        assertThat(Db.rows(id)).as("the commit was refused: told failed, nothing committed").isZero();
+        assertThat(Db.rows(id))
+                .as("the commit was refused: told failed, nothing committed")
+                .isZero();
     }
 
     @Test
@@ -210,7 +265,8 @@ class SideDoorsTest {
         String sums = gate.transaction(Duration.ZERO, c -> {
             Array created = c.createArrayOf("int4", new Integer[] {1, 2, 3});
             Array read;
-            try (var s = c.createStatement(); var r = s.executeQuery("SELECT ARRAY[10, 20]")) {
+            try (var s = c.createStatement();
+                    var r = s.executeQuery("SELECT ARRAY[10, 20]")) {
                 r.next();
                 read = r.getArray(1);
             }

@@ -46,7 +46,8 @@ class StackOverflowWhileWaitingTest {
             for (var threads : Gate.Threads.values()) {
                 try (var warm = new Gate(threads)) {
                     assertThat(warm.submit(() -> Calls.catchRejection(() -> gate.acquire(Duration.ofMillis(1))))
-                            .get(10, TimeUnit.SECONDS)).isInstanceOf(QueueTimeoutException.class);
+                                    .get(10, TimeUnit.SECONDS))
+                            .isInstanceOf(QueueTimeoutException.class);
                 }
             }
             // Keeps taking the permit and handing it on once the holder lets go, so that grants race the waiters.
@@ -61,17 +62,20 @@ class StackOverflowWhileWaitingTest {
                 return null;
             });
             Runnable deep = () -> descend(gate, 0, new int[] {0}, overflows, outcomes);
-            Thread caller = virtual ? Thread.ofVirtual().unstarted(deep)
+            Thread caller = virtual
+                    ? Thread.ofVirtual().unstarted(deep)
                     : Thread.ofPlatform().stackSize(512 * 1024).unstarted(deep);
             var done = new CompletableFuture<Void>();
             caller.setUncaughtExceptionHandler((t, e) -> done.completeExceptionally(e));
             caller.start();
-            g.submit(() -> { // once the first waiters queue behind the holder, it lets go
-                org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(30))
-                        .until(() -> gate.defaultWorkload().waiting() > 0);
-                g.release();
-                return null;
-            });
+            g.submit(
+                    () -> { // once the first waiters queue behind the holder, it lets go
+                        org.awaitility.Awaitility.await()
+                                .atMost(Duration.ofSeconds(30))
+                                .until(() -> gate.defaultWorkload().waiting() > 0);
+                        g.release();
+                        return null;
+                    });
             caller.join(TimeUnit.MINUTES.toMillis(2));
             assertThat(caller.isAlive()).as("the deep caller finished").isFalse();
             if (done.isCompletedExceptionally()) {
@@ -84,7 +88,9 @@ class StackOverflowWhileWaitingTest {
             holding[0].get(30, TimeUnit.SECONDS);
         }
         assertThat(overflows.get()).as("stack overflows inside the barrier").isPositive();
-        assertThat(outcomes.get()).as("attempts that got a permit or a rejection").isGreaterThan(100);
+        assertThat(outcomes.get())
+                .as("attempts that got a permit or a rejection")
+                .isGreaterThan(100);
         assertThat(gate.defaultWorkload().waiting()).isZero();
         assertThat(gate.available()).isEqualTo(1);
         assertThat(gate.availableSlots()).isEqualTo(3);
@@ -97,8 +103,8 @@ class StackOverflowWhileWaitingTest {
     }
 
     /** Recurses to the stack limit, then tries the barrier at every depth on the way back up. */
-    private static void descend(DbBulkhead gate, int depth, int[] completed, AtomicInteger overflows,
-            AtomicInteger outcomes) {
+    private static void descend(
+            DbBulkhead gate, int depth, int[] completed, AtomicInteger overflows, AtomicInteger outcomes) {
         try {
             descend(gate, depth + 1, completed, overflows, outcomes);
         } catch (StackOverflowError bottom) {

@@ -59,7 +59,10 @@ class TruthfulFailuresTest {
     }
 
     private static DbBulkhead recorded(DataSource source, Outcomes outcomes, int concurrent) {
-        return POOL.track(DbBulkhead.builder(source).listener(outcomes).workload("w", concurrent, 0).build());
+        return POOL.track(DbBulkhead.builder(source)
+                .listener(outcomes)
+                .workload("w", concurrent, 0)
+                .build());
     }
 
     // --- The commit rule: a commit the server refused is a rollback, told as the driver's exception. ---
@@ -72,9 +75,11 @@ class TruthfulFailuresTest {
         long id = Db.newId();
         gate.transaction(Duration.ZERO, c -> Db.update(c, "INSERT INTO deferred_keys VALUES (" + key + ")"));
         assertThatThrownBy(() -> gate.transaction(Duration.ZERO, c -> {
-            Db.insert(c, id);
-            return Db.update(c, "INSERT INTO deferred_keys VALUES (" + key + ")"); // fails only at commit
-        })).isInstanceOf(SQLException.class).isNotInstanceOf(CommitOutcomeUnknownException.class)
+                    Db.insert(c, id);
+                    return Db.update(c, "INSERT INTO deferred_keys VALUES (" + key + ")"); // fails only at commit
+                }))
+                .isInstanceOf(SQLException.class)
+                .isNotInstanceOf(CommitOutcomeUnknownException.class)
                 .satisfies(e -> assertThat(((SQLException) e).getSQLState()).isEqualTo("23505"));
         assertThat(outcomes.seen).containsExactly(Outcome.COMMITTED, Outcome.ROLLED_BACK);
         assertThat(Db.rows(id)).as("rolled back with the refused commit").isZero();
@@ -90,18 +95,23 @@ class TruthfulFailuresTest {
         long id = Db.newId();
         gate.transaction(Duration.ZERO, c -> Db.update(c, "INSERT INTO on_call VALUES ('dr " + key + "', true)"));
         assertThatThrownBy(() -> gate.transaction(Duration.ZERO, c -> {
-            Db.insert(c, id);
-            try {
-                Db.update(c, "INSERT INTO on_call VALUES ('dr " + key + "', true)"); // 23505, caught: "ignore it"
-            } catch (SQLException duplicate) {
-                assertThat(duplicate.getSQLState()).isEqualTo("23505");
-            }
-            return 1;
-        })).isInstanceOf(SQLException.class).isNotInstanceOf(CommitOutcomeUnknownException.class)
+                    Db.insert(c, id);
+                    try {
+                        Db.update(
+                                c, "INSERT INTO on_call VALUES ('dr " + key + "', true)"); // 23505, caught: "ignore it"
+                    } catch (SQLException duplicate) {
+                        assertThat(duplicate.getSQLState()).isEqualTo("23505");
+                    }
+                    return 1;
+                }))
+                .isInstanceOf(SQLException.class)
+                .isNotInstanceOf(CommitOutcomeUnknownException.class)
                 .satisfies(e -> assertThat(((SQLException) e).getSQLState()).isEqualTo("25P02"))
                 .hasMessageContaining("nothing was committed");
         assertThat(outcomes.seen).containsExactly(Outcome.COMMITTED, Outcome.ROLLED_BACK);
-        assertThat(Db.rows(id)).as("PostgreSQL rolled the aborted transaction back").isZero();
+        assertThat(Db.rows(id))
+                .as("PostgreSQL rolled the aborted transaction back")
+                .isZero();
     }
 
     @Test
@@ -119,8 +129,10 @@ class TruthfulFailuresTest {
                 }
                 return 1;
             }));
-            assertThatThrownBy(result::get).hasCauseInstanceOf(SQLException.class)
-                    .satisfies(e -> assertThat(((SQLException) e.getCause()).getSQLState()).isEqualTo("25P02"));
+            assertThatThrownBy(result::get)
+                    .hasCauseInstanceOf(SQLException.class)
+                    .satisfies(e -> assertThat(((SQLException) e.getCause()).getSQLState())
+                            .isEqualTo("25P02"));
         }
         assertThat(outcomes.seen).containsExactly(Outcome.ROLLED_BACK);
         assertThat(Db.rows(id)).isZero();
@@ -173,29 +185,33 @@ class TruthfulFailuresTest {
         var written = new CyclicBarrier(2);
         var serializable = TransactionOptions.queueWait(Duration.ZERO).isolation(Isolation.SERIALIZABLE);
         try (var g = new Gate()) {
-            var sides = List.of("alice", "bob").stream().map(doctor -> g.submit(() -> gate.transaction(serializable,
-                    c -> {
+            var sides = List.of("alice", "bob").stream()
+                    .map(doctor -> g.submit(() -> gate.transaction(serializable, c -> {
                         int onCall = Db.count(c, "SELECT count(*) FROM on_call WHERE on_call");
                         await(read);
                         Db.update(c, "UPDATE on_call SET on_call = false WHERE doctor = '" + doctor + "'");
                         await(written); // both wrote before either commits: the conflict shows at commit
                         return onCall;
-                    }))).toList();
+                    })))
+                    .toList();
             int committed = 0;
             for (Future<Integer> side : sides) {
                 try {
                     assertThat(side.get(30, TimeUnit.SECONDS)).isEqualTo(2);
                     committed++;
                 } catch (ExecutionException e) {
-                    assertThat(e.getCause()).isInstanceOf(SQLException.class)
+                    assertThat(e.getCause())
+                            .isInstanceOf(SQLException.class)
                             .isNotInstanceOf(CommitOutcomeUnknownException.class)
-                            .satisfies(f -> assertThat(((SQLException) f).getSQLState()).isEqualTo("40001"));
+                            .satisfies(f ->
+                                    assertThat(((SQLException) f).getSQLState()).isEqualTo("40001"));
                 }
             }
             assertThat(committed).isEqualTo(1);
         }
         assertThat(outcomes.seen).containsExactlyInAnyOrder(Outcome.COMMITTED, Outcome.ROLLED_BACK);
-        assertThat(Db.count("SELECT count(*) FROM on_call WHERE on_call")).as("exactly one write took effect")
+        assertThat(Db.count("SELECT count(*) FROM on_call WHERE on_call"))
+                .as("exactly one write took effect")
                 .isEqualTo(1);
     }
 
@@ -216,7 +232,10 @@ class TruthfulFailuresTest {
     void aVirtualThreadInterruptedDuringWorkCommitsKeepsItsConnectionAndItsInterrupt() throws Exception {
         try (HikariDataSource one = Db.pool(1)) {
             var outcomes = new Outcomes();
-            var gate = POOL.track(DbBulkhead.builder(one).listener(outcomes).workload("w", 1, 0).build());
+            var gate = POOL.track(DbBulkhead.builder(one)
+                    .listener(outcomes)
+                    .workload("w", 1, 0)
+                    .build());
             int backend = gate.transaction(Duration.ZERO, TruthfulFailuresTest::backendPid);
             long id = Db.newId();
             try (var g = new Gate(Gate.Threads.VIRTUAL)) {
@@ -229,13 +248,15 @@ class TruthfulFailuresTest {
                     });
                     return used + "/" + Thread.currentThread().isInterrupted();
                 });
-                assertThat(f.get(30, TimeUnit.SECONDS)).as("same backend, interrupt still set")
+                assertThat(f.get(30, TimeUnit.SECONDS))
+                        .as("same backend, interrupt still set")
                         .isEqualTo(backend + "/true");
             }
             assertThat(Db.rows(id)).isEqualTo(1);
             assertThat(outcomes.seen).containsExactly(Outcome.COMMITTED, Outcome.COMMITTED);
             assertThat(gate.transaction(Duration.ZERO, TruthfulFailuresTest::backendPid))
-                    .as("the pool's connection survived").isEqualTo(backend);
+                    .as("the pool's connection survived")
+                    .isEqualTo(backend);
             assertThat(one.getHikariPoolMXBean().getActiveConnections()).isZero();
         }
     }
@@ -248,9 +269,11 @@ class TruthfulFailuresTest {
         var gate = POOL.bulkhead(faulty, 1, 0);
         long id = Db.newId();
         assertThatThrownBy(() -> gate.transaction(Duration.ZERO, c -> Db.insert(c, id)))
-                .isInstanceOfSatisfying(CommitOutcomeUnknownException.class,
+                .isInstanceOfSatisfying(
+                        CommitOutcomeUnknownException.class,
                         e -> assertThat(e.commitAcknowledged()).isTrue())
-                .cause().isInstanceOf(AssertionError.class);
+                .cause()
+                .isInstanceOf(AssertionError.class);
         assertThat(Db.rows(id)).isEqualTo(1);
         assertThat(faulty.openConnections()).as("closed after all").isZero();
     }
@@ -262,8 +285,10 @@ class TruthfulFailuresTest {
         long id = Db.newId();
         assertThatThrownBy(() -> gate.transaction(Duration.ZERO, c -> Db.insert(c, id)))
                 .isInstanceOf(OutOfMemoryError.class)
-                .satisfies(e -> assertThat(e.getSuppressed()).singleElement()
-                        .isInstanceOfSatisfying(CommitOutcomeUnknownException.class,
+                .satisfies(e -> assertThat(e.getSuppressed())
+                        .singleElement()
+                        .isInstanceOfSatisfying(
+                                CommitOutcomeUnknownException.class,
                                 u -> assertThat(u.commitAcknowledged()).isTrue()));
         assertThat(Db.rows(id)).isEqualTo(1);
         assertThat(faulty.openConnections()).isZero();
@@ -276,7 +301,8 @@ class TruthfulFailuresTest {
         long id = Db.newId();
         assertThatThrownBy(() -> gate.transaction(Duration.ZERO, c -> Db.insert(c, id)))
                 .isInstanceOf(StackOverflowError.class)
-                .satisfies(e -> assertThat(e.getSuppressed()).singleElement()
+                .satisfies(e -> assertThat(e.getSuppressed())
+                        .singleElement()
                         .isInstanceOf(CommitOutcomeUnknownException.class));
         assertThat(Db.rows(id)).isEqualTo(1);
         assertThat(faulty.openConnections()).isZero();
@@ -306,12 +332,14 @@ class TruthfulFailuresTest {
             }
 
             @Override
-            public void onFinished(Workload w, Outcome outcome, long permitWait, long poolWait, long hold,
-                    long work) {
+            public void onFinished(Workload w, Outcome outcome, long permitWait, long poolWait, long hold, long work) {
                 throw new OutOfMemoryError("listener out of memory");
             }
         };
-        var gate = POOL.track(DbBulkhead.builder(POOL.get()).listener(hostile).workload("w", 1, 0).build());
+        var gate = POOL.track(DbBulkhead.builder(POOL.get())
+                .listener(hostile)
+                .workload("w", 1, 0)
+                .build());
         long id = Db.newId();
         int inserted = gate.transaction(Duration.ZERO, c -> Db.insert(c, id));
         assertThat(inserted).isEqualTo(1);
@@ -326,10 +354,14 @@ class TruthfulFailuresTest {
     @Test
     void farDeadlinesJustWorkAndCapTheStatementTimeoutAtPostgresqlsMaximum() throws Exception {
         var gate = POOL.bulkhead(1, 0);
-        for (Deadline far : List.of(Deadline.in(Duration.ofDays(30)), Deadline.in(Duration.ofNanos(Long.MAX_VALUE)),
-                Deadline.at(Instant.MAX), Deadline.in(Duration.ofSeconds(Long.MAX_VALUE)))) {
-            long millis = gate.transaction(far, c -> Db.count(c, "SELECT setting::bigint FROM pg_settings "
-                    + "WHERE name = 'statement_timeout'"));
+        for (Deadline far : List.of(
+                Deadline.in(Duration.ofDays(30)),
+                Deadline.in(Duration.ofNanos(Long.MAX_VALUE)),
+                Deadline.at(Instant.MAX),
+                Deadline.in(Duration.ofSeconds(Long.MAX_VALUE)))) {
+            long millis = gate.transaction(
+                    far,
+                    c -> Db.count(c, "SELECT setting::bigint FROM pg_settings " + "WHERE name = 'statement_timeout'"));
             assertThat(millis).as("%s", far).isEqualTo(Integer.MAX_VALUE);
             try (Lease lease = gate.acquire(far)) {
                 assertThat(lease.deadline()).contains(far);
@@ -345,7 +377,8 @@ class TruthfulFailuresTest {
     void aDeadlineInTheFarPastIsRefusedBeforeAdmissionAndSaysSo() {
         var gate = POOL.bulkhead(1, 0);
         for (Deadline past : List.of(Deadline.at(Instant.MIN), Deadline.atNanoTime(Long.MIN_VALUE))) {
-            assertThatThrownBy(() -> gate.transaction(past, c -> 1)).as("%s", past)
+            assertThatThrownBy(() -> gate.transaction(past, c -> 1))
+                    .as("%s", past)
                     .isInstanceOfSatisfying(DeadlineExceededException.class, e -> {
                         assertThat(e.stage()).isEqualTo(DeadlineExceededException.Stage.BEFORE_ADMISSION);
                         assertThat(e.overdueNanos()).isEqualTo(Long.MAX_VALUE);
@@ -365,19 +398,31 @@ class TruthfulFailuresTest {
     @Tag("session-state")
     void aStricterSessionStatementTimeoutIsKeptAndItsCancellationIsTheDriversException() throws Exception {
         try (HikariDataSource strict = poolWithInitSql("SET statement_timeout = 150; SET lock_timeout = 120")) {
-            var gate = POOL.track(DbBulkhead.builder(strict).lockTimeoutFromDeadline(true)
-                    .workload("w", 1, 0).build());
+            var gate = POOL.track(DbBulkhead.builder(strict)
+                    .lockTimeoutFromDeadline(true)
+                    .workload("w", 1, 0)
+                    .build());
             var deadline = Deadline.in(Duration.ofSeconds(20));
-            String inside = gate.transaction(deadline, c -> Db.text(c, "SELECT current_setting('statement_timeout')"
-                    + " || '/' || current_setting('lock_timeout')"));
+            String inside = gate.transaction(
+                    deadline,
+                    c -> Db.text(
+                            c,
+                            "SELECT current_setting('statement_timeout')"
+                                    + " || '/' || current_setting('lock_timeout')"));
             assertThat(inside).as("never loosened by a longer deadline").isEqualTo("150ms/120ms");
-            String shorter = gate.transaction(Deadline.in(Duration.ofMillis(100)), c -> Db.text(c,
-                    "SELECT current_setting('statement_timeout') || '/' || current_setting('lock_timeout')"));
-            assertThat(shorter).as("a stricter deadline still wins").matches("\\d{2,3}ms/\\d{2,3}ms")
+            String shorter = gate.transaction(
+                    Deadline.in(Duration.ofMillis(100)),
+                    c -> Db.text(
+                            c,
+                            "SELECT current_setting('statement_timeout') || '/' || current_setting('lock_timeout')"));
+            assertThat(shorter)
+                    .as("a stricter deadline still wins")
+                    .matches("\\d{2,3}ms/\\d{2,3}ms")
                     .isNotEqualTo("150ms/120ms");
-            assertThatThrownBy(() -> gate.transaction(Deadline.in(Duration.ofSeconds(20)), c -> Db.count(c,
-                    "SELECT count(*) FROM pg_sleep(1)")))
-                    .isInstanceOf(SQLException.class).isNotInstanceOf(DeadlineExceededException.class)
+            assertThatThrownBy(() -> gate.transaction(
+                            Deadline.in(Duration.ofSeconds(20)), c -> Db.count(c, "SELECT count(*) FROM pg_sleep(1)")))
+                    .isInstanceOf(SQLException.class)
+                    .isNotInstanceOf(DeadlineExceededException.class)
                     .satisfies(e -> assertThat(((SQLException) e).getSQLState()).isEqualTo("57014"));
             assertThat(strict.getHikariPoolMXBean().getActiveConnections()).isZero();
         }
@@ -387,9 +432,11 @@ class TruthfulFailuresTest {
     void aTimeoutTheWorkSetItselfStaysTheDriversException() {
         var gate = POOL.bulkhead(1, 0);
         assertThatThrownBy(() -> gate.transaction(Deadline.in(Duration.ofSeconds(20)), c -> {
-            Db.update(c, "SET LOCAL statement_timeout = 50");
-            return Db.count(c, "SELECT count(*) FROM pg_sleep(1)");
-        })).isInstanceOf(SQLException.class).isNotInstanceOf(DeadlineExceededException.class)
+                    Db.update(c, "SET LOCAL statement_timeout = 50");
+                    return Db.count(c, "SELECT count(*) FROM pg_sleep(1)");
+                }))
+                .isInstanceOf(SQLException.class)
+                .isNotInstanceOf(DeadlineExceededException.class)
                 .satisfies(e -> assertThat(((SQLException) e).getSQLState()).isEqualTo("57014"));
     }
 
@@ -397,12 +444,15 @@ class TruthfulFailuresTest {
     void aClockFailingRightAfterTheConnectionWasTakenStillClosesIt() {
         var broken = new AtomicBoolean();
         var faulty = new FaultyDataSource(POOL.get()).onCall(Point.GET_CONNECTION, c -> broken.set(true));
-        var gate = POOL.track(DbBulkhead.builder(faulty).nanoClock(() -> {
-            if (broken.get()) {
-                throw new IllegalStateException("the clock broke");
-            }
-            return System.nanoTime();
-        }).workload("w", 1, 0).build());
+        var gate = POOL.track(DbBulkhead.builder(faulty)
+                .nanoClock(() -> {
+                    if (broken.get()) {
+                        throw new IllegalStateException("the clock broke");
+                    }
+                    return System.nanoTime();
+                })
+                .workload("w", 1, 0)
+                .build());
         assertThatThrownBy(() -> gate.transaction(Deadline.in(Duration.ofSeconds(20)), c -> 1))
                 .hasMessage("the clock broke");
         assertThat(faulty.openConnections()).as("the connection went back").isZero();
@@ -418,11 +468,14 @@ class TruthfulFailuresTest {
 
     @Test
     void aDataSourceReturningNullGetsAClearSqlExceptionAndNoConnectionOutcome() {
-        DataSource returnsNull = (DataSource) Proxy.newProxyInstance(DataSource.class.getClassLoader(),
-                new Class<?>[] {DataSource.class}, (p, m, a) -> m.getName().equals("toString") ? "null-source" : null);
+        DataSource returnsNull = (DataSource) Proxy.newProxyInstance(
+                DataSource.class.getClassLoader(),
+                new Class<?>[] {DataSource.class},
+                (p, m, a) -> m.getName().equals("toString") ? "null-source" : null);
         var outcomes = new Outcomes();
         var gate = recorded(returnsNull, outcomes, 1);
-        assertThatThrownBy(() -> gate.transaction(Duration.ZERO, c -> 1)).isInstanceOf(SQLException.class)
+        assertThatThrownBy(() -> gate.transaction(Duration.ZERO, c -> 1))
+                .isInstanceOf(SQLException.class)
                 .hasMessageContaining("the data source null-source returned null from getConnection()");
         assertThat(outcomes.seen).containsExactly(Outcome.NO_CONNECTION);
     }
@@ -431,9 +484,12 @@ class TruthfulFailuresTest {
     void sizingWithHugeDurationsDoesNotOverflow() {
         assertThat(Sizing.usefulExtraSlots(4, Duration.ofSeconds(Long.MAX_VALUE), Duration.ofNanos(1)))
                 .isEqualTo(Long.MAX_VALUE);
-        assertThat(Sizing.usefulExtraSlots(4, Duration.ofDays(3650), Duration.ofDays(365))).isEqualTo(40);
-        POOL.track(DbBulkhead.builder(POOL.get()).sizingHint(Duration.ofSeconds(Long.MAX_VALUE), Duration.ofNanos(1))
-                .workload("w", 1, 5).build());
+        assertThat(Sizing.usefulExtraSlots(4, Duration.ofDays(3650), Duration.ofDays(365)))
+                .isEqualTo(40);
+        POOL.track(DbBulkhead.builder(POOL.get())
+                .sizingHint(Duration.ofSeconds(Long.MAX_VALUE), Duration.ofNanos(1))
+                .workload("w", 1, 5)
+                .build());
     }
 
     private static int backendPid(Connection c) throws SQLException {

@@ -23,13 +23,15 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class WorkloadsTest {
     @RegisterExtension
     static final BarrierExtension POOL = new BarrierExtension(8);
+
     private static HikariDataSource pool() {
         return POOL.get();
     }
 
     @Test
     void eachWorkloadHasItsOwnBudgetAndTheFirstIsTheDefault() {
-        var gate = POOL.track(DbBulkhead.builder(pool()).name("orders")
+        var gate = POOL.track(DbBulkhead.builder(pool())
+                .name("orders")
                 .workload("interactive", 5, 10)
                 .workload("batch", 2, 0)
                 .build());
@@ -44,15 +46,18 @@ class WorkloadsTest {
 
     @Test
     void anUnknownWorkloadIsNamedWithTheKnownOnes() {
-        var gate = POOL.track(DbBulkhead.builder(pool()).workload("interactive", 1, 0).build());
+        var gate = POOL.track(
+                DbBulkhead.builder(pool()).workload("interactive", 1, 0).build());
         assertThatThrownBy(() -> gate.workload("reports"))
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("unknown workload 'reports'").hasMessageContaining("[interactive]");
+                .hasMessageContaining("unknown workload 'reports'")
+                .hasMessageContaining("[interactive]");
     }
 
     @Test
     void aDuplicateWorkloadIsRejected() {
-        assertThatThrownBy(() -> DbBulkhead.builder(pool()).workload("batch", 1, 0).workload("batch", 2, 0))
+        assertThatThrownBy(
+                        () -> DbBulkhead.builder(pool()).workload("batch", 1, 0).workload("batch", 2, 0))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessage("workload 'batch': workloadName must be unique in db-bulkhead 'db': it is declared twice, "
                         + "was 'batch'");
@@ -70,25 +75,31 @@ class WorkloadsTest {
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessage("workloadName must not be blank, was ' '");
         assertThatThrownBy(() -> DbBulkhead.builder(pool()).workload(null, 1, 0))
-                .isInstanceOf(NullPointerException.class).hasMessage("workload name must not be null");
+                .isInstanceOf(NullPointerException.class)
+                .hasMessage("workload name must not be null");
     }
 
     @Test
     void aBuilderWithoutWorkloadsIsRefused() {
         assertThatThrownBy(() -> POOL.track(DbBulkhead.builder(pool()).build()))
-                .isInstanceOf(IllegalStateException.class).hasMessageContaining("declare at least one workload");
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("declare at least one workload");
     }
 
     @Test
     void badBuilderSettingsNameTheFieldAndTheValue() {
-        assertThatThrownBy(() -> DbBulkhead.builder(null)).isInstanceOf(NullPointerException.class)
+        assertThatThrownBy(() -> DbBulkhead.builder(null))
+                .isInstanceOf(NullPointerException.class)
                 .hasMessage("source must not be null");
         assertThatThrownBy(() -> DbBulkhead.builder(pool()).poolSize(0))
-                .isInstanceOf(IllegalArgumentException.class).hasMessage("poolSize must be >= 1, was 0");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("poolSize must be >= 1, was 0");
         assertThatThrownBy(() -> DbBulkhead.builder(pool()).name(""))
-                .isInstanceOf(IllegalArgumentException.class).hasMessage("name must not be blank, was ''");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("name must not be blank, was ''");
         assertThatThrownBy(() -> DbBulkhead.builder(pool()).listener(null))
-                .isInstanceOf(NullPointerException.class).hasMessage("listener must not be null");
+                .isInstanceOf(NullPointerException.class)
+                .hasMessage("listener must not be null");
         assertThatThrownBy(() -> DbBulkhead.builder(pool()).sizingHint(Duration.ofMillis(50), Duration.ZERO))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessage("sizingHintHoldTime must be > 0, was PT0S");
@@ -96,33 +107,54 @@ class WorkloadsTest {
 
     @Test
     void workloadsAddingUpToMoreThanTheHikariPoolSizeAreRefused() {
-        assertThatThrownBy(() -> POOL.track(DbBulkhead.builder(pool()).workload("interactive", 6, 10).workload("batch", 3, 0)
-                .build()))
+        assertThatThrownBy(() -> POOL.track(DbBulkhead.builder(pool())
+                        .workload("interactive", 6, 10)
+                        .workload("batch", 3, 0)
+                        .build()))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessage("poolSize of db-bulkhead 'db' must be at least what the workloads' concurrent add up to, 9 "
                         + "[interactive=6, batch=3] (lower them or use separate pools), was 8");
-        POOL.track(DbBulkhead.builder(pool()).workload("interactive", 6, 10).workload("batch", 2, 0).build());
+        POOL.track(DbBulkhead.builder(pool())
+                .workload("interactive", 6, 10)
+                .workload("batch", 2, 0)
+                .build());
     }
 
     @Test
     void workloadsAddingUpToMoreThanAGivenPoolSizeAreRefused() {
         var notHikari = new dev.dbbulkhead.testkit.FaultyDataSource(pool());
-        assertThatThrownBy(() -> DbBulkhead.builder(notHikari).poolSize(4).workload("a", 3, 0).workload("b", 2, 0)
-                .build())
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("add up to, 5 [a=3, b=2]")
+        assertThatThrownBy(() -> DbBulkhead.builder(notHikari)
+                        .poolSize(4)
+                        .workload("a", 3, 0)
+                        .workload("b", 2, 0)
+                        .build())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("add up to, 5 [a=3, b=2]")
                 .hasMessageEndingWith("was 4");
         // A wrapper that unwraps to the HikariDataSource: its maximumPoolSize is read through the wrapper.
-        assertThatThrownBy(() -> DbBulkhead.builder(notHikari).workload("a", 30, 0).workload("b", 20, 0).build())
+        assertThatThrownBy(() -> DbBulkhead.builder(notHikari)
+                        .workload("a", 30, 0)
+                        .workload("b", 20, 0)
+                        .build())
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("add up to, 50 [a=30, b=20]").hasMessageEndingWith("was 8");
+                .hasMessageContaining("add up to, 50 [a=30, b=20]")
+                .hasMessageEndingWith("was 8");
         // Unknown pool size: nothing to check against, and build() logs one warning saying so.
         List<String> warnings;
         try (var logs = new Logs(Level.WARNING)) {
-            DbBulkhead.builder(new NoopDataSource()).workload("a", 30, 0).workload("b", 20, 0).build();
+            DbBulkhead.builder(new NoopDataSource())
+                    .workload("a", 30, 0)
+                    .workload("b", 20, 0)
+                    .build();
             warnings = logs.messages();
         }
-        assertThat(warnings).singleElement().asString().contains("cannot tell the pool size of")
-                .contains("NoopDataSource").contains("[a=30, b=20]").contains("poolSize(...)");
+        assertThat(warnings)
+                .singleElement()
+                .asString()
+                .contains("cannot tell the pool size of")
+                .contains("NoopDataSource")
+                .contains("[a=30, b=20]")
+                .contains("poolSize(...)");
     }
 
     @Test
@@ -133,15 +165,24 @@ class WorkloadsTest {
             assertThat(gate.available()).isEqualTo(16);
             warnings = logs.messages();
         }
-        assertThat(warnings).singleElement().asString().contains("concurrent 16 is more than the pool size 8",
-                "HikariDataSource", "the 8 operations beyond the pool wait inside it", "lower concurrent to at most 8");
+        assertThat(warnings)
+                .singleElement()
+                .asString()
+                .contains(
+                        "concurrent 16 is more than the pool size 8",
+                        "HikariDataSource",
+                        "the 8 operations beyond the pool wait inside it",
+                        "lower concurrent to at most 8");
     }
 
     @Test
     void theQueueRuleOfThumb() {
-        assertThat(Sizing.usefulExtraSlots(4, Duration.ofMillis(50), Duration.ofMillis(22))).isEqualTo(9);
-        assertThat(Sizing.usefulExtraSlots(16, Duration.ofMillis(20), Duration.ofMillis(5))).isEqualTo(64);
-        assertThat(Sizing.usefulExtraSlots(1, Duration.ZERO, Duration.ofMillis(5))).isZero();
+        assertThat(Sizing.usefulExtraSlots(4, Duration.ofMillis(50), Duration.ofMillis(22)))
+                .isEqualTo(9);
+        assertThat(Sizing.usefulExtraSlots(16, Duration.ofMillis(20), Duration.ofMillis(5)))
+                .isEqualTo(64);
+        assertThat(Sizing.usefulExtraSlots(1, Duration.ZERO, Duration.ofMillis(5)))
+                .isZero();
         assertThatThrownBy(() -> Sizing.usefulExtraSlots(0, Duration.ZERO, Duration.ofMillis(5)))
                 .hasMessage("concurrent must be >= 1, was 0");
     }
@@ -152,7 +193,10 @@ class WorkloadsTest {
      */
     @Test
     void aBatchWorkloadAtItsLimitNeverTakesCapacityFromTheInteractiveOne() throws Exception {
-        var gate = POOL.track(DbBulkhead.builder(pool()).workload("interactive", 4, 8).workload("batch", 2, 0).build());
+        var gate = POOL.track(DbBulkhead.builder(pool())
+                .workload("interactive", 4, 8)
+                .workload("batch", 2, 0)
+                .build());
         var batch = gate.workload("batch");
         var interactive = gate.workload("interactive");
         var inBatch = new AtomicInteger();
@@ -186,8 +230,8 @@ class WorkloadsTest {
             }
             try {
                 for (int i = 0; i < 60; i++) {
-                    interactiveCalls.add(executor.submit(() -> interactive.transaction(Duration.ofSeconds(5),
-                            c -> sleepCounted(c, 0.005, inInteractive, maxInteractive))));
+                    interactiveCalls.add(executor.submit(() -> interactive.transaction(
+                            Duration.ofSeconds(5), c -> sleepCounted(c, 0.005, inInteractive, maxInteractive))));
                     if (i % 4 == 3) {
                         interactiveCalls.getLast().get(10, TimeUnit.SECONDS);
                     }
@@ -203,7 +247,9 @@ class WorkloadsTest {
             }
         }
         assertThat(batchRejected.sum()).as("the batch workload was saturated").isPositive();
-        assertThat(batchDone.sum()).as("the batch workload kept working at its own budget").isPositive();
+        assertThat(batchDone.sum())
+                .as("the batch workload kept working at its own budget")
+                .isPositive();
         assertThat(maxBatch.get()).isBetween(1, 2);
         assertThat(maxInteractive.get()).isBetween(1, 4);
         Db.assertAllReleased(batch, pool());

@@ -36,7 +36,9 @@ import org.openjdk.jmh.infra.Blackhole;
 @OutputTimeUnit(TimeUnit.MILLISECONDS)
 @Warmup(iterations = 3, time = 2)
 @Measurement(iterations = 5, time = 2)
-@Fork(value = 3, jvmArgsAppend = {"-Xms1g", "-Xmx1g"})
+@Fork(
+        value = 3,
+        jvmArgsAppend = {"-Xms1g", "-Xmx1g"})
 public class GuardBenchmark {
     static final int SCAN_ROWS = 100_000;
     static final int BATCH_ROWS = 1_000;
@@ -52,7 +54,8 @@ public class GuardBenchmark {
     public void setUp() throws SQLException {
         pool = TestDatabase.get().pool(1, Duration.ofSeconds(10));
         gate = DbBulkhead.builder(pool).workload("bench", 1, 0).build();
-        try (Connection c = pool.getConnection(); var s = c.createStatement()) {
+        try (Connection c = pool.getConnection();
+                var s = c.createStatement()) {
             s.execute("CREATE UNLOGGED TABLE IF NOT EXISTS guard_bench (a bigint, b bigint, c bigint, d bigint, "
                     + "e bigint, f text, g text, h text, i text, j text)");
         }
@@ -60,14 +63,16 @@ public class GuardBenchmark {
 
     @Setup(Level.Iteration)
     public void empty() throws SQLException {
-        try (Connection c = pool.getConnection(); var s = c.createStatement()) {
+        try (Connection c = pool.getConnection();
+                var s = c.createStatement()) {
             s.execute("TRUNCATE guard_bench");
         }
     }
 
     @TearDown
     public void tearDown() throws SQLException {
-        try (Connection c = pool.getConnection(); var s = c.createStatement()) {
+        try (Connection c = pool.getConnection();
+                var s = c.createStatement()) {
             s.execute("DROP TABLE IF EXISTS guard_bench");
         }
         pool.close();
@@ -95,7 +100,8 @@ public class GuardBenchmark {
 
     private static long scan(Connection c, Blackhole bh) throws SQLException {
         long rows = 0;
-        try (var s = c.prepareStatement(SCAN); var r = s.executeQuery()) {
+        try (var s = c.prepareStatement(SCAN);
+                var r = s.executeQuery()) {
             while (r.next()) {
                 for (int i = 1; i <= 5; i++) {
                     bh.consume(r.getLong(i));

@@ -4,9 +4,9 @@ import dev.dbbulkhead.DbBulkhead;
 import dev.dbbulkhead.SqlWork;
 import dev.dbbulkhead.micrometer.DbBulkheadMetrics;
 import dev.dbbulkhead.testkit.NoopDataSource;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.github.resilience4j.bulkhead.Bulkhead;
 import io.github.resilience4j.bulkhead.BulkheadConfig;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
@@ -38,7 +38,9 @@ import org.openjdk.jmh.annotations.Warmup;
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
 @Warmup(iterations = 3, time = 1)
 @Measurement(iterations = 5, time = 1)
-@Fork(value = 2, jvmArgsAppend = {"-Xms1g", "-Xmx1g"})
+@Fork(
+        value = 2,
+        jvmArgsAppend = {"-Xms1g", "-Xmx1g"})
 public class PermitPathBenchmark {
     public static final int B = 16;
     public static final int Q = 16;
@@ -60,12 +62,20 @@ public class PermitPathBenchmark {
         bare = new Semaphore(B);
         slots = new Semaphore(B + Q);
         running = new Semaphore(B, true);
-        resilience4j = Bulkhead.of("r4j", BulkheadConfig.custom().maxConcurrentCalls(B).maxWaitDuration(WAIT)
-                .writableStackTraceEnabled(false).build());
+        resilience4j = Bulkhead.of(
+                "r4j",
+                BulkheadConfig.custom()
+                        .maxConcurrentCalls(B)
+                        .maxWaitDuration(WAIT)
+                        .writableStackTraceEnabled(false)
+                        .build());
         ours = new DbBulkhead(source, B, Q);
         var metrics = new DbBulkheadMetrics(new SimpleMeterRegistry());
-        oursWithMicrometer = metrics.bind(DbBulkhead.builder(source).poolSize(B).listener(metrics)
-                .workload("default", B, Q).build());
+        oursWithMicrometer = metrics.bind(DbBulkhead.builder(source)
+                .poolSize(B)
+                .listener(metrics)
+                .workload("default", B, Q)
+                .build());
     }
 
     /** The transaction alone, no barrier: the floor under every variant. */

@@ -33,7 +33,9 @@ import org.openjdk.jmh.annotations.Warmup;
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
 @Warmup(iterations = 3, time = 1)
 @Measurement(iterations = 5, time = 1)
-@Fork(value = 2, jvmArgsAppend = {"-Xms1g", "-Xmx1g"})
+@Fork(
+        value = 2,
+        jvmArgsAppend = {"-Xms1g", "-Xmx1g"})
 public class RejectionBenchmark {
     private DbBulkhead ours;
     private DbBulkhead oursWithStackTraces;
@@ -44,8 +46,11 @@ public class RejectionBenchmark {
     @Setup(Level.Trial)
     public void setUp() throws InterruptedException {
         ours = new DbBulkhead(new NoopDataSource(), 1, 0);
-        oursWithStackTraces = DbBulkhead.builder(new NoopDataSource()).poolSize(1).workload("default", 1, 0)
-                .rejectionStackTraces(true).build();
+        oursWithStackTraces = DbBulkhead.builder(new NoopDataSource())
+                .poolSize(1)
+                .workload("default", 1, 0)
+                .rejectionStackTraces(true)
+                .build();
         slots = new Semaphore(1);
         slots.acquire();
         holders = new Thread[] {hold(ours), hold(oursWithStackTraces)};

@@ -30,7 +30,9 @@ import org.openjdk.jmh.annotations.Warmup;
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
 @Warmup(iterations = 3, time = 1)
 @Measurement(iterations = 5, time = 1)
-@Fork(value = 2, jvmArgsAppend = {"-Xms1g", "-Xmx1g"})
+@Fork(
+        value = 2,
+        jvmArgsAppend = {"-Xms1g", "-Xmx1g"})
 public class PermitsOnlyBenchmark {
     private static final long WAIT_NANOS = Duration.ofMillis(50).toNanos();
 
@@ -43,8 +45,13 @@ public class PermitsOnlyBenchmark {
     public void setUp() {
         slots = new Semaphore(PermitPathBenchmark.B + PermitPathBenchmark.Q);
         running = new Semaphore(PermitPathBenchmark.B, true);
-        resilience4j = Bulkhead.of("r4j", BulkheadConfig.custom().maxConcurrentCalls(PermitPathBenchmark.B)
-                .maxWaitDuration(PermitPathBenchmark.WAIT).writableStackTraceEnabled(false).build());
+        resilience4j = Bulkhead.of(
+                "r4j",
+                BulkheadConfig.custom()
+                        .maxConcurrentCalls(PermitPathBenchmark.B)
+                        .maxWaitDuration(PermitPathBenchmark.WAIT)
+                        .writableStackTraceEnabled(false)
+                        .build());
         ours = new Permits(PermitPathBenchmark.B, PermitPathBenchmark.Q);
     }
 

@@ -35,13 +35,13 @@ public class SqlGuardBenchmark {
         "INSERT INTO bulkhead_items (id, note) VALUES (?, ?)",
         "UPDATE accounts SET balance = balance - ?, updated_at = now() WHERE id = ? AND balance >= ?",
         "INSERT INTO orders (id, customer_id, status, total) VALUES (?, ?, 'new', ?) ON CONFLICT (id) DO UPDATE "
-            + "SET status = EXCLUDED.status, total = EXCLUDED.total",
+                + "SET status = EXCLUDED.status, total = EXCLUDED.total",
         "SELECT o.id, o.created_at, c.name, sum(l.quantity * l.price) AS total, string_agg(p.name, ', ') AS items "
-            + "FROM orders o JOIN customers c ON c.id = o.customer_id JOIN order_lines l ON l.order_id = o.id "
-            + "JOIN products p ON p.id = l.product_id /* the report of the day */ WHERE o.created_at >= now() - "
-            + "interval '1 day' AND o.status IN ('paid', 'shipped') AND c.country = ? -- only this country\n"
-            + "GROUP BY o.id, o.created_at, c.name HAVING sum(l.quantity * l.price) > 100 ORDER BY total DESC "
-            + "LIMIT 50",
+                + "FROM orders o JOIN customers c ON c.id = o.customer_id JOIN order_lines l ON l.order_id = o.id "
+                + "JOIN products p ON p.id = l.product_id /* the report of the day */ WHERE o.created_at >= now() - "
+                + "interval '1 day' AND o.status IN ('paid', 'shipped') AND c.country = ? -- only this country\n"
+                + "GROUP BY o.id, o.created_at, c.name HAVING sum(l.quantity * l.price) > 100 ORDER BY total DESC "
+                + "LIMIT 50",
     };
 
     /** Which of {@link #STATEMENTS}: a point select, an insert, an update, an upsert, a 600-character report. */

@@ -21,7 +21,8 @@ final class AbortedTransactions {
     private static final String BASE_CONNECTION = "org.postgresql.core.BaseConnection";
 
     /** The driver's interface and its {@code getTransactionState()}, or nulls when it cannot be read. */
-    private record Driver(@Nullable Class<?> connection, @Nullable MethodHandle state) {}
+    private record Driver(
+            @Nullable Class<?> connection, @Nullable MethodHandle state) {}
 
     private static volatile @Nullable Driver driver;
 
@@ -62,11 +63,12 @@ final class AbortedTransactions {
 
     private static Driver lookUp(ClassLoader loader) {
         try {
-            Class<?> base = Class.forName(BASE_CONNECTION, false, loader != null ? loader
-                    : AbortedTransactions.class.getClassLoader());
+            Class<?> base = Class.forName(
+                    BASE_CONNECTION, false, loader != null ? loader : AbortedTransactions.class.getClassLoader());
             Class<?> stateType = base.getMethod("getTransactionState").getReturnType();
-            MethodHandle state = MethodHandles.publicLookup().findVirtual(base, "getTransactionState",
-                    MethodType.methodType(stateType)).asType(MethodType.methodType(Object.class, Object.class));
+            MethodHandle state = MethodHandles.publicLookup()
+                    .findVirtual(base, "getTransactionState", MethodType.methodType(stateType))
+                    .asType(MethodType.methodType(Object.class, Object.class));
             return new Driver(base, state);
         } catch (ReflectiveOperationException | RuntimeException | LinkageError absent) {
             return new Driver(null, null);
@@ -75,10 +77,12 @@ final class AbortedTransactions {
 
     /** What the caller is told when work went on after a failure that aborted the transaction: nothing committed. */
     static SQLException rolledBack() {
-        return new SQLException("db-bulkhead: a statement failed inside work and work went on; PostgreSQL had aborted "
-                + "the transaction, so it was rolled back and nothing was committed (pgJDBC would have reported its "
-                + "COMMIT as a success). To recover from a failed statement inside one transaction, roll back to a "
-                + "savepoint set before it; otherwise let work throw.", "25P02");
+        return new SQLException(
+                "db-bulkhead: a statement failed inside work and work went on; PostgreSQL had aborted "
+                        + "the transaction, so it was rolled back and nothing was committed (pgJDBC would have reported its "
+                        + "COMMIT as a success). To recover from a failed statement inside one transaction, roll back to a "
+                        + "savepoint set before it; otherwise let work throw.",
+                "25P02");
     }
 
     /**
@@ -88,9 +92,14 @@ final class AbortedTransactions {
      * failure as its cause.
      */
     static SQLException rolledBackWhole(SQLException failure) {
-        return new SQLException("db-bulkhead: a statement failed inside work with error " + failure.getErrorCode()
-                + " (" + failure.getMessage() + "), by which the server rolled back the whole transaction, and work "
-                + "went on; what ran after it was rolled back too, so nothing was committed. Let work throw on such a "
-                + "failure, and retry the whole work", "40001", failure.getErrorCode(), failure);
+        return new SQLException(
+                "db-bulkhead: a statement failed inside work with error " + failure.getErrorCode()
+                        + " (" + failure.getMessage()
+                        + "), by which the server rolled back the whole transaction, and work "
+                        + "went on; what ran after it was rolled back too, so nothing was committed. Let work throw on such a "
+                        + "failure, and retry the whole work",
+                "40001",
+                failure.getErrorCode(),
+                failure);
     }
 }

@@ -44,6 +44,7 @@ final class AdaptiveLimit {
     static final int MIN_COMPLETIONS = 64;
     /** Holds shorter than this leave L at B. */
     static final long UNMEASURABLE_NANOS = 2_000;
+
     private static final long MIN_WINDOW_NANOS = MIN_WINDOW_MILLIS * 1_000_000;
     private static final long MAX_WINDOW_NANOS = MAX_WINDOW_MILLIS * 1_000_000;
     private static final VarHandle COUNT;
@@ -71,23 +72,29 @@ final class AdaptiveLimit {
     private final int max;
     /** The latency ceiling set by the user, in nanoseconds; 0: half of the callers' budget. */
     private final long target;
+
     private final Changes changes;
     private final GoodputLimit rule;
 
     // Added by releasing callers, during the measured part of a window.
     @SuppressWarnings("unused") // through COUNT
     private volatile long count;
+
     @SuppressWarnings("unused") // through IN_TIME
     private volatile long inTime;
+
     @SuppressWarnings("unused") // through HOLD
     private volatile long holdSum;
+
     @SuppressWarnings("unused") // through CALL
     private volatile long callSum;
+
     @SuppressWarnings("unused") // through SIGNALS
     private volatile long signals;
     /** Moving average of the time admitted callers' deadlines allow; 0: none seen. */
     @SuppressWarnings("unused") // through BUDGET
     private volatile long budget;
+
     private volatile boolean measuring;
 
     // The ticking thread's state.
@@ -184,7 +191,12 @@ final class AdaptiveLimit {
             latency = calls / n;
         }
         double seconds = Math.max(1, now - settleEnd) / 1e9;
-        return new GoodputLimit.Window(permits.limit(), n, timely / seconds, n == 0 ? 0 : calls / n, overloads,
+        return new GoodputLimit.Window(
+                permits.limit(),
+                n,
+                timely / seconds,
+                n == 0 ? 0 : calls / n,
+                overloads,
                 ticks > 0 && bindingTicks * 2 >= ticks);
     }
 

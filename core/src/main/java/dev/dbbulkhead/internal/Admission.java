@@ -27,7 +27,12 @@ import org.jspecify.annotations.Nullable;
  */
 final class Admission implements PermitLease.Owner {
     /** What a workload's admission shares with the barrier's other workloads. */
-    record Shared(String bulkhead, Frames frames, Telemetry telemetry, Rejections rejections, Leaks leaks,
+    record Shared(
+            String bulkhead,
+            Frames frames,
+            Telemetry telemetry,
+            Rejections rejections,
+            Leaks leaks,
             boolean arbitrated) {}
 
     /** How an admission ended: a lease holding both permits, or a refusal that nothing is held for. */
@@ -44,6 +49,7 @@ final class Admission implements PermitLease.Owner {
     private final Controls controls;
     /** {@code controls.active()}, read once: the fast paths test a final field, not a call. */
     private final boolean controlled;
+
     private final Frames frames;
     private final Telemetry telemetry;
     private final Rejections rejections;
@@ -78,8 +84,8 @@ final class Admission implements PermitLease.Owner {
             throws InterruptedException {
         Frames.Frame frame = frames.enter(workload);
         boolean timed = telemetry.timed();
-        PermitLease lease = forCaller ? frame.callerLease(this, deadline, timed)
-                : frame.transactionLease(this, deadline, timed);
+        PermitLease lease =
+                forCaller ? frame.callerLease(this, deadline, timed) : frame.transactionLease(this, deadline, timed);
         Result result;
         try {
             if (!(timed || forCaller || deadline != null || controlled)
@@ -120,15 +126,24 @@ final class Admission implements PermitLease.Owner {
         long start = telemetry.now();
         Verdict.Admit wait = allowing(queueWait, deadline, start);
         if (wait.deadlineBinds() && wait.waitNanos() <= 0) {
-            return refused(RejectionReason.DEADLINE, 0, rejections.deadlineExceeded(snapshot(0),
-                    Stage.BEFORE_ADMISSION, Nanos.overdue(wait.waitNanos()), null));
+            return refused(
+                    RejectionReason.DEADLINE,
+                    0,
+                    rejections.deadlineExceeded(
+                            snapshot(0), Stage.BEFORE_ADMISSION, Nanos.overdue(wait.waitNanos()), null));
         }
         return switch (controls.admit(wait, start)) {
             case Verdict.Admit admitted -> take(lease, admitted, start);
-            case Verdict.WouldTimeOut refusal -> refused(RejectionReason.WOULD_TIME_OUT, 0, rejections.wouldTimeOut(
-                    snapshot(refusal.allowedNanos()), refusal.expectedNanos(), 0));
-            case Verdict.Shed shed -> refused(RejectionReason.LOAD_SHED, 0, rejections.loadShed(snapshot(
-                    shed.allowedNanos()), shed.expectedNanos(), shed.targetNanos()));
+            case Verdict.WouldTimeOut refusal ->
+                refused(
+                        RejectionReason.WOULD_TIME_OUT,
+                        0,
+                        rejections.wouldTimeOut(snapshot(refusal.allowedNanos()), refusal.expectedNanos(), 0));
+            case Verdict.Shed shed ->
+                refused(
+                        RejectionReason.LOAD_SHED,
+                        0,
+                        rejections.loadShed(snapshot(shed.allowedNanos()), shed.expectedNanos(), shed.targetNanos()));
         };
     }
 
@@ -172,8 +187,8 @@ final class Admission implements PermitLease.Owner {
         long now = telemetry.now();
         long waited = now - start;
         if (wait.audited()) { // a grant it woke to only after its allowed wait was not a start in time
-            telemetry.predictionAudited(workload, entry == Permits.Entry.ACQUIRED && waited <= wait.waitNanos(),
-                    waited);
+            telemetry.predictionAudited(
+                    workload, entry == Permits.Entry.ACQUIRED && waited <= wait.waitNanos(), waited);
         }
         return entry == Permits.Entry.ACQUIRED ? granted(lease, waited, now) : timedOut(wait, waited);
     }
@@ -195,13 +210,17 @@ final class Admission implements PermitLease.Owner {
         long now = telemetry.now();
         controls.refused(now);
         if (wait.leavesEarly()) { // the controls kept back the time its work needs: it could no longer finish in time
-            return refused(RejectionReason.WOULD_TIME_OUT, waited, rejections.wouldTimeOut(snapshot(wait.waitNanos()),
-                    0, waited));
+            return refused(
+                    RejectionReason.WOULD_TIME_OUT,
+                    waited,
+                    rejections.wouldTimeOut(snapshot(wait.waitNanos()), 0, waited));
         }
         if (wait.deadlineBinds()) {
             long overdue = Math.max(0, waited - wait.waitNanos()); // the wait began when the deadline left it that
-            return refused(RejectionReason.DEADLINE, waited, rejections.deadlineExceeded(snapshot(wait.waitNanos()),
-                    Stage.PERMIT_WAIT, overdue, null));
+            return refused(
+                    RejectionReason.DEADLINE,
+                    waited,
+                    rejections.deadlineExceeded(snapshot(wait.waitNanos()), Stage.PERMIT_WAIT, overdue, null));
         }
         return refused(RejectionReason.QUEUE_TIMEOUT, waited, rejections.queueTimeout(snapshot(wait.waitNanos())));
     }
@@ -222,10 +241,11 @@ final class Admission implements PermitLease.Owner {
      */
     BulkheadRejectedException deadlineExceeded(PermitLease lease, DeadlinePassed passed) {
         Deadline deadline = lease.deadlineOrNull();
-        long remainingAtStart = deadline == null ? Long.MAX_VALUE : Math.max(0, deadline.remainingNanos(
-                lease.grantedAt() - lease.permitWaitNanos()));
-        var exceeded = rejections.deadlineExceeded(snapshot(remainingAtStart), passed.stage(), passed.overdueNanos(),
-                passed.driverException());
+        long remainingAtStart = deadline == null
+                ? Long.MAX_VALUE
+                : Math.max(0, deadline.remainingNanos(lease.grantedAt() - lease.permitWaitNanos()));
+        var exceeded = rejections.deadlineExceeded(
+                snapshot(remainingAtStart), passed.stage(), passed.overdueNanos(), passed.driverException());
         for (Throwable suppressed : passed.getSuppressed()) {
             exceeded.addSuppressed(suppressed);
         }
@@ -262,8 +282,12 @@ final class Admission implements PermitLease.Owner {
             return; // a suspected leak's hold says nothing of the workload's
         }
         Deadline deadline = lease.deadlineOrNull();
-        controls.released(held, lease.permitWaitNanos() + held, deadline == null || deadline.remainingNanos(now) >= 0,
-                lease.overloaded(), now);
+        controls.released(
+                held,
+                lease.permitWaitNanos() + held,
+                deadline == null || deadline.remainingNanos(now) >= 0,
+                lease.overloaded(),
+                now);
     }
 
     @Override

@@ -33,6 +33,7 @@ final class Arbiter {
     static final long LOW_SECONDS = 30;
     /** A window's mean hold counts for the congestion test with at least this many holds. */
     static final int MIN_HOLDS = 8;
+
     private static final long WINDOW_NANOS = WINDOW_MILLIS * 1_000_000;
     private static final int LOWS = (int) (LOW_SECONDS * 1000 / WINDOW_MILLIS);
 
@@ -42,15 +43,18 @@ final class Arbiter {
         final boolean elastic;
         /** Holds of the current window, added by releasing callers (regular workloads). */
         final LongAdder holdSum = new LongAdder();
+
         final LongAdder holds = new LongAdder();
         /** The limit the arbiter allows; B until it says otherwise. Read by the workload's controls. */
         volatile int cap;
         /** Elastic: what congestion allows (AIMD); regular: unused. */
         int allowance;
+
         boolean waited;
         boolean binding;
         /** Regular: window mean holds of the last {@value #LOW_SECONDS} s, a ring. */
         final long[] means = new long[LOWS];
+
         int next;
 
         Member(Permits permits, boolean elastic) {
@@ -113,7 +117,8 @@ final class Arbiter {
             windowStart = now;
             congested = judgeCongestion();
             for (Member e : elastic) {
-                e.allowance = congested ? Math.max(1, e.allowance / 2)
+                e.allowance = congested
+                        ? Math.max(1, e.allowance / 2)
                         : e.binding ? Math.min(e.permits.concurrent(), e.allowance + 1) : e.allowance;
                 e.binding = false;
             }

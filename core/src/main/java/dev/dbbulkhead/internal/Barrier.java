@@ -25,29 +25,47 @@ public final class Barrier {
     private Barrier() {}
 
     /** The barrier-wide settings, as its builder checked them. */
-    public record Options(String name, DataSource source, List<BulkheadListener> listeners, LongSupplier clock,
-            boolean statementTimeouts, boolean lockTimeouts, Duration leakThreshold, Rejections rejections,
+    public record Options(
+            String name,
+            DataSource source,
+            List<BulkheadListener> listeners,
+            LongSupplier clock,
+            boolean statementTimeouts,
+            boolean lockTimeouts,
+            Duration leakThreshold,
+            Rejections rejections,
             int sharedLimit) {}
 
     /** The workloads of a barrier, in the order of {@code configs}. */
     public static List<Workload> workloads(Options options, List<WorkloadConfig> configs, Logger log) {
         // Initialise here the classes a rejection or an outcome needs: a class whose initialisation fails (say, on
         // a caller at its stack limit) stays unusable for the JVM's lifetime, so it must not happen in a call.
-        initialised(RejectionReason.values(), Outcome.values(), Stage.values(), Permits.Entry.values(),
-                Snapshot.millis(0));
+        initialised(
+                RejectionReason.values(), Outcome.values(), Stage.values(), Permits.Entry.values(), Snapshot.millis(0));
         var telemetry = new Telemetry(options.listeners(), options.clock(), log);
-        var runner = new TransactionRunner(options.source(), telemetry, options.statementTimeouts(),
-                options.lockTimeouts());
+        var runner =
+                new TransactionRunner(options.source(), telemetry, options.statementTimeouts(), options.lockTimeouts());
         long leakThreshold = Nanos.of(options.leakThreshold());
-        var shared = new Admission.Shared(options.name(), new Frames(leakThreshold, options.clock()), telemetry,
-                options.rejections(), new Leaks(leakThreshold, telemetry), options.sharedLimit() > 0);
+        var shared = new Admission.Shared(
+                options.name(),
+                new Frames(leakThreshold, options.clock()),
+                telemetry,
+                options.rejections(),
+                new Leaks(leakThreshold, telemetry),
+                options.sharedLimit() > 0);
         var workloads = new ArrayList<WorkloadImpl>(configs.size());
         for (WorkloadConfig config : configs) {
             workloads.add(new WorkloadImpl(config, shared, runner));
         }
-        var ticking = workloads.stream().map(WorkloadImpl::controls).filter(Controls::ticks).toList();
+        var ticking = workloads.stream()
+                .map(WorkloadImpl::controls)
+                .filter(Controls::ticks)
+                .toList();
         if (!ticking.isEmpty()) {
-            var members = ticking.stream().map(Controls::member).filter(Objects::nonNull).toList();
+            var members = ticking.stream()
+                    .map(Controls::member)
+                    .filter(Objects::nonNull)
+                    .toList();
             var arbiter = members.isEmpty() ? null : new Arbiter(options.sharedLimit(), members, telemetry.now());
             BarrierClock.start(new BarrierClock(options.name(), ticking, arbiter, telemetry.clock(), log));
         }

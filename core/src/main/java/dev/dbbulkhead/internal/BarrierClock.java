@@ -80,9 +80,13 @@ final class BarrierClock implements Runnable {
 
     private void failed(String step, Throwable e) {
         if (logged.add(step + '/' + e.getClass().getName())) {
-            log.log(Level.ERROR, "db-bulkhead '" + bulkhead + "': the " + step + " failed; the other steps went on, "
-                    + "this one runs again at the next tick, and this kind of failure (" + e.getClass().getName()
-                    + ") is logged once", e);
+            log.log(
+                    Level.ERROR,
+                    "db-bulkhead '" + bulkhead + "': the " + step + " failed; the other steps went on, "
+                            + "this one runs again at the next tick, and this kind of failure ("
+                            + e.getClass().getName()
+                            + ") is logged once",
+                    e);
         }
     }
 

@@ -17,7 +17,8 @@ import org.jspecify.annotations.Nullable;
  */
 sealed interface Dialect {
     /** The first refusal in {@code sql}, else a risk to the session, else null. */
-    @Nullable Finding inspect(String sql);
+    @Nullable
+    Finding inspect(String sql);
 
     /** Whether {@code failure}, thrown by a statement, means the server rolled back the whole transaction. */
     default boolean rolledBackWhole(SQLException failure) {
@@ -56,7 +57,8 @@ sealed interface Dialect {
     String schemaAdvice();
 
     /** The promises this database does not get, for the one line said when the barrier first meets it; or null. */
-    @Nullable String unkept();
+    @Nullable
+    String unkept();
 
     /** PostgreSQL (also behind PgBouncer): every promise. */
     record Postgres() implements Dialect {
@@ -140,8 +142,9 @@ sealed interface Dialect {
         @Override
         public long[] transactionEnds(Connection raw) throws SQLException {
             var ends = new long[2];
-            try (Statement s = raw.createStatement(); var r = s.executeQuery(
-                    "SHOW SESSION STATUS WHERE Variable_name IN ('Com_commit', 'Com_rollback')")) {
+            try (Statement s = raw.createStatement();
+                    var r = s.executeQuery(
+                            "SHOW SESSION STATUS WHERE Variable_name IN ('Com_commit', 'Com_rollback')")) {
                 while (r.next()) {
                     ends[r.getString(1).equalsIgnoreCase("Com_commit") ? 0 : 1] = r.getLong(2);
                 }
@@ -156,9 +159,10 @@ sealed interface Dialect {
 
         @Override
         public String unkept() {
-            return mariaDb ? "a procedure's implicit commit (DDL inside a CALL) is not detected"
+            return mariaDb
+                    ? "a procedure's implicit commit (DDL inside a CALL) is not detected"
                     : "a deadline bounds a SELECT on the server (max_execution_time) but other statements only from "
-                    + "the client (the socket); a procedure's implicit commit (DDL inside a CALL) is not detected";
+                            + "the client (the socket); a procedure's implicit commit (DDL inside a CALL) is not detected";
         }
     }
 
@@ -203,9 +207,14 @@ sealed interface Dialect {
                     var r = s.executeQuery("SELECT @@sql_mode, @@innodb_rollback_on_timeout, @@version")) {
                 r.next();
                 String mode = String.valueOf(r.getString(1)).toUpperCase(Locale.ROOT);
-                boolean mariaDb = String.valueOf(r.getString(3)).toLowerCase(Locale.ROOT).contains("mariadb");
-                return new MySql(product, mariaDb, !mode.contains("NO_BACKSLASH_ESCAPES"),
-                        mode.contains("ANSI_QUOTES"), r.getBoolean(2));
+                boolean mariaDb =
+                        String.valueOf(r.getString(3)).toLowerCase(Locale.ROOT).contains("mariadb");
+                return new MySql(
+                        product,
+                        mariaDb,
+                        !mode.contains("NO_BACKSLASH_ESCAPES"),
+                        mode.contains("ANSI_QUOTES"),
+                        r.getBoolean(2));
             }
         }
         return new Other(product);

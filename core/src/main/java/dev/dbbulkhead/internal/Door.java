@@ -29,6 +29,7 @@ final class Door {
     static final long TARGET_MILLIS = 5;
     /** ...or of this many permits coming back, whichever is longer: enough that a freed permit finds a waiter. */
     static final int TARGET_RELEASES = 4;
+
     private static final long OVERLOAD_NANOS = OVERLOAD_MILLIS * 1_000_000;
     private static final long TARGET_NANOS = TARGET_MILLIS * 1_000_000;
 
@@ -36,6 +37,7 @@ final class Door {
     private final Permits permits;
     /** A {@code DEADLINE} queue: the reserve and the overload rules; else the article's queue with prediction. */
     private final boolean deadline;
+
     private final boolean newestFirst;
     /** When the door last refused someone; 0: never. */
     private volatile long refusedAt;

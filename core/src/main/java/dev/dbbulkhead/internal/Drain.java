@@ -23,6 +23,7 @@ final class Drain {
     static final int WINDOW_HOLDS = 64;
     /** A window also ends after this long, if it has {@value #MIN_HOLDS} holds: slow workloads still update. */
     static final long WINDOW_MILLIS = 250;
+
     static final int MIN_HOLDS = 4;
     /** How many recent holds the quantile is read from (a power of two). */
     static final int RECENT = 256;
@@ -33,6 +34,7 @@ final class Drain {
      * waiter running (its wake-up, on a busy machine) and the first statement's set-up are not in it.
      */
     static final double RESERVE_MARGIN = 1.25;
+
     private static final long WINDOW_NANOS = WINDOW_MILLIS * 1_000_000;
     private static final VarHandle COUNT;
     private static final VarHandle SUM;
@@ -52,12 +54,16 @@ final class Drain {
     }
 
     private final long[] recent = new long[RECENT];
+
     @SuppressWarnings("unused") // through NEXT
     private volatile int next;
+
     @SuppressWarnings("unused") // through COUNT
     private volatile long count;
+
     @SuppressWarnings("unused") // through SUM
     private volatile long sum;
+
     private volatile long windowStart;
     private volatile long mean; // 0: no window closed yet
     private volatile long reserve;

@@ -34,10 +34,12 @@ final class Frames {
     static final long ORPHAN_CHECK_MILLIS = 1_000;
     /** Leases whose thread dropped its thread locals while alive, held until that thread terminates. */
     private static final Set<PermitLease> ORPHANS = ConcurrentHashMap.newKeySet();
+
     private static final AtomicBoolean ORPHAN_CHECKS = new AtomicBoolean();
 
     /** Leak detection's threshold in nanoseconds (0: off), and the clock leases' grant times are read on. */
     private final long leakThresholdNanos;
+
     private final LongSupplier clock;
 
     Frames(long leakThresholdNanos, LongSupplier clock) {
@@ -48,7 +50,8 @@ final class Frames {
     /** One thread's state in one barrier; used by that thread only, and by the reclaimer once it has terminated. */
     static final class Frame {
         /** The lease of the thread's current or last operation; set before it takes anything. */
-        @Nullable PermitLease active;
+        @Nullable
+        PermitLease active;
         /** The lease that {@code transaction()} reuses once its previous operation fully ended. */
         private @Nullable PermitLease spare;
 
@@ -138,8 +141,9 @@ final class Frames {
      * on its own thread (no race with its close), and the call goes on.
      */
     private boolean reclaimedAsLeaked(PermitLease current) {
-        if (leakThresholdNanos <= 0 || !current.forCaller() || clock.getAsLong() - current.grantedAt()
-                <= leakThresholdNanos) {
+        if (leakThresholdNanos <= 0
+                || !current.forCaller()
+                || clock.getAsLong() - current.grantedAt() <= leakThresholdNanos) {
             return false;
         }
         current.owner().reclaim(current, false);
@@ -150,10 +154,14 @@ final class Frames {
     Frame enter(Workload target) {
         Frame frame = frames.get().frame;
         PermitLease current = frame.active;
-        if (current != null && current.holding() && !current.handedOff() && !current.settleCutShort()
+        if (current != null
+                && current.holding()
+                && !current.handedOff()
+                && !current.settleCutShort()
                 && !reclaimedAsLeaked(current)) {
             throw new IllegalStateException("db-bulkhead '" + target.bulkheadName() + "' re-entered on a thread "
-                    + "that already holds one of its permits (workload '" + current.workload().name() + "' -> '"
+                    + "that already holds one of its permits (workload '"
+                    + current.workload().name() + "' -> '"
                     + target.name() + "'): the barrier is not reentrant, and waiting here for a permit "
                     + "or a connection that this thread already holds can deadlock. Do all the work in one "
                     + "transaction, or make the second call after the first has returned (or its lease was closed). "

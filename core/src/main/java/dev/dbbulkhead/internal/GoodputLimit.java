@@ -63,6 +63,7 @@ final class GoodputLimit {
     static final double MAX_SPREAD = 0.3;
     /** After a probe that moved nothing, the wait before the next doubles, up to this many windows. */
     static final int MAX_BACKOFF = 8;
+
     static final int MIN_SIGNALS = 2;
     static final int SIGNAL_SHARE = 20;
 
@@ -70,13 +71,17 @@ final class GoodputLimit {
      * What one window measured at the limit {@code limit}: completions (within their deadline: {@code inTime}) per
      * second of its measured part, their mean time from call to release, overload signals, and whether the limit bound.
      */
-    record Window(int limit, long completions, double inTimePerSecond, long meanCallNanos, long signals,
-            boolean binding) {}
+    record Window(
+            int limit, long completions, double inTimePerSecond, long meanCallNanos, long signals, boolean binding) {}
 
     /** The limit for the next window, and why the level changed ({@code null}: it did not). */
     record Decision(int limit, @Nullable String cause) {}
 
-    private enum Phase { BEFORE, PROBE, AFTER }
+    private enum Phase {
+        BEFORE,
+        PROBE,
+        AFTER
+    }
 
     /** The probes of one direction at the current level: relative changes of goodput, their mean and spread. */
     private static final class Evidence {
@@ -114,12 +119,14 @@ final class GoodputLimit {
     private final Evidence downward = new Evidence();
     /** Down-probes against the peak of this regime. */
     private final Evidence belowPeak = new Evidence();
+
     private double level;
     private Phase phase = Phase.BEFORE;
     /** Windows at the level still to go before the next probe's first reference. */
     private int pause;
     /** The pause after a probe that moved nothing: doubles each time, 0 after a move. */
     private int backoff;
+
     private boolean up;
     private int probeLimit;
     private double before;
@@ -266,11 +273,12 @@ final class GoodputLimit {
         if (up && clearGain) {
             return move("more in flight completed more in time");
         }
-        boolean noLoss = evidence.n >= MIN_PROBES && mean - error >= -LOSS
+        boolean noLoss = evidence.n >= MIN_PROBES
+                && mean - error >= -LOSS
                 && belowPeak.mean() - belowPeak.standardError(noise) >= -LOSS;
         // The peak is the highest of noisy references: on average, a probe is allowed that noise below it.
-        boolean noLossOnAverage = evidence.n >= SETTLED_PROBES && mean >= -LOSS / 2
-                && belowPeak.mean() >= -LOSS - noise;
+        boolean noLossOnAverage =
+                evidence.n >= SETTLED_PROBES && mean >= -LOSS / 2 && belowPeak.mean() >= -LOSS - noise;
         if (!up && (noLoss || noLossOnAverage)) {
             return move("fewer in flight completed as many in time");
         }

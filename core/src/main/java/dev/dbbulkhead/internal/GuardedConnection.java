@@ -54,6 +54,7 @@ final class GuardedConnection implements Connection {
 
     private final Connection delegate;
     private final Dialect dialect;
+
     @SuppressWarnings("UnusedVariable") // through EXPIRED_FLAG
     private boolean expired;
     /**
@@ -92,7 +93,8 @@ final class GuardedConnection implements Connection {
     }
 
     /** The failure by which the server rolled back the whole transaction during work, or null. */
-    @Nullable SQLException rolledBackWhole() {
+    @Nullable
+    SQLException rolledBackWhole() {
         return rolledBackWhole;
     }
 
@@ -115,8 +117,8 @@ final class GuardedConnection implements Connection {
 
     private static SQLException refused(String call) {
         // 25000: invalid transaction state.
-        return new SQLException(OWNED + call + "; it commits when work returns and rolls back when work throws",
-                "25000");
+        return new SQLException(
+                OWNED + call + "; it commits when work returns and rolls back when work throws", "25000");
     }
 
     /** The open connection, once {@code sql} is known not to end or start a transaction nor change the session. */
@@ -151,15 +153,18 @@ final class GuardedConnection implements Connection {
     }
 
     /** What may have changed the session unseen (see {@link #check}), or null. */
-    @Nullable String sessionRisk() {
+    @Nullable
+    String sessionRisk() {
         return sessionRisk;
     }
 
     /** A session setting that would outlive the transaction on the pooled connection. */
     private SQLException sessionState(String call, String instead) throws SQLException {
         open();
-        return new SQLException("db-bulkhead: work must not call " + call + ": the change would stay on the "
-                + "pooled connection after the transaction; " + instead, "25000");
+        return new SQLException(
+                "db-bulkhead: work must not call " + call + ": the change would stay on the "
+                        + "pooled connection after the transaction; " + instead,
+                "25000");
     }
 
     private static final String OPTIONS = "use TransactionOptions (readOnly(), isolation(...)) instead";
@@ -295,8 +300,7 @@ final class GuardedConnection implements Connection {
     }
 
     @Override
-    public CallableStatement prepareCall(String sql, int resultSetType, int resultSetConcurrency)
-            throws SQLException {
+    public CallableStatement prepareCall(String sql, int resultSetType, int resultSetConcurrency) throws SQLException {
         return GuardedJdbc.statement(this, checked(sql).prepareCall(sql, resultSetType, resultSetConcurrency));
     }
 
@@ -312,8 +316,7 @@ final class GuardedConnection implements Connection {
 
     @Override
     public void setHoldability(int holdability) throws SQLException {
-        throw sessionState("setHoldability(" + holdability + ")",
-                "pass the holdability to createStatement instead");
+        throw sessionState("setHoldability(" + holdability + ")", "pass the holdability to createStatement instead");
     }
 
     @Override
@@ -324,22 +327,22 @@ final class GuardedConnection implements Connection {
     @Override
     public Statement createStatement(int resultSetType, int resultSetConcurrency, int resultSetHoldability)
             throws SQLException {
-        return GuardedJdbc.statement(this,
-                open().createStatement(resultSetType, resultSetConcurrency, resultSetHoldability));
+        return GuardedJdbc.statement(
+                this, open().createStatement(resultSetType, resultSetConcurrency, resultSetHoldability));
     }
 
     @Override
-    public PreparedStatement prepareStatement(String sql, int resultSetType, int resultSetConcurrency,
-            int resultSetHoldability) throws SQLException {
-        return GuardedJdbc.statement(this,
-                checked(sql).prepareStatement(sql, resultSetType, resultSetConcurrency, resultSetHoldability));
+    public PreparedStatement prepareStatement(
+            String sql, int resultSetType, int resultSetConcurrency, int resultSetHoldability) throws SQLException {
+        return GuardedJdbc.statement(
+                this, checked(sql).prepareStatement(sql, resultSetType, resultSetConcurrency, resultSetHoldability));
     }
 
     @Override
-    public CallableStatement prepareCall(String sql, int resultSetType, int resultSetConcurrency,
-            int resultSetHoldability) throws SQLException {
-        return GuardedJdbc.statement(this,
-                checked(sql).prepareCall(sql, resultSetType, resultSetConcurrency, resultSetHoldability));
+    public CallableStatement prepareCall(
+            String sql, int resultSetType, int resultSetConcurrency, int resultSetHoldability) throws SQLException {
+        return GuardedJdbc.statement(
+                this, checked(sql).prepareCall(sql, resultSetType, resultSetConcurrency, resultSetHoldability));
     }
 
     @Override
@@ -393,9 +396,14 @@ final class GuardedConnection implements Connection {
     }
 
     private SQLClientInfoException clientInfo() {
-        return new SQLClientInfoException(isExpired() ? EXPIRED : "db-bulkhead: work must not call setClientInfo: "
-                + "the change would stay on the pooled connection after the transaction; set the application name "
-                + "on the pool instead", "25000", Map.of());
+        return new SQLClientInfoException(
+                isExpired()
+                        ? EXPIRED
+                        : "db-bulkhead: work must not call setClientInfo: "
+                                + "the change would stay on the pooled connection after the transaction; set the application name "
+                                + "on the pool instead",
+                "25000",
+                Map.of());
     }
 
     @Override

@@ -5,7 +5,6 @@ import java.sql.CallableStatement;
 import java.sql.DatabaseMetaData;
 import java.sql.PreparedStatement;
 import java.sql.Statement;
-import org.jspecify.annotations.Nullable;
 
 /**
  * The statements, result sets, arrays and metadata handed out inside {@code work}, so that the guard has no side
@@ -34,9 +33,11 @@ final class GuardedJdbc {
         if (raw == null) {
             return null;
         }
-        Statement guarded = raw instanceof CallableStatement c ? new GuardedCallableStatement(connection, c)
-                : raw instanceof PreparedStatement p ? new GuardedPreparedStatement(connection, p)
-                : new GuardedStatement(connection, raw);
+        Statement guarded = raw instanceof CallableStatement c
+                ? new GuardedCallableStatement(connection, c)
+                : raw instanceof PreparedStatement p
+                        ? new GuardedPreparedStatement(connection, p)
+                        : new GuardedStatement(connection, raw);
         return (S) guarded;
     }
 

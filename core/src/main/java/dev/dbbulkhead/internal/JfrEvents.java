@@ -25,14 +25,17 @@ final class JfrEvents {
     @StackTrace(false)
     static final class Rejection extends Event {
         @Label("Bulkhead")
-        @Nullable String bulkhead;
+        @Nullable
+        String bulkhead;
 
         @Label("Workload")
-        @Nullable String workload;
+        @Nullable
+        String workload;
 
         @Label("Reason")
         @Description("ADMISSION_FULL, QUEUE_TIMEOUT, DEADLINE or INTERRUPTED")
-        @Nullable String reason;
+        @Nullable
+        String reason;
 
         @Label("Waited")
         @Timespan(Timespan.NANOSECONDS)
@@ -52,14 +55,17 @@ final class JfrEvents {
     @StackTrace(false)
     static final class Operation extends Event {
         @Label("Bulkhead")
-        @Nullable String bulkhead;
+        @Nullable
+        String bulkhead;
 
         @Label("Workload")
-        @Nullable String workload;
+        @Nullable
+        String workload;
 
         @Label("Outcome")
         @Description("COMMITTED, ROLLED_BACK, OUTCOME_UNKNOWN, NO_CONNECTION or RELEASED (a lease closed)")
-        @Nullable String outcome;
+        @Nullable
+        String outcome;
 
         @Label("Permit Wait")
         @Timespan(Timespan.NANOSECONDS)
@@ -85,10 +91,12 @@ final class JfrEvents {
     @StackTrace(false)
     static final class LimitChange extends Event {
         @Label("Bulkhead")
-        @Nullable String bulkhead;
+        @Nullable
+        String bulkhead;
 
         @Label("Workload")
-        @Nullable String workload;
+        @Nullable
+        String workload;
 
         @Label("Previous Limit")
         int from;
@@ -99,7 +107,8 @@ final class JfrEvents {
         @Label("Cause")
         @Description("overload signals, latency ceiling, more in flight completed more in time, fewer in flight "
                 + "completed as many in time, nothing completed while every permit was held")
-        @Nullable String cause;
+        @Nullable
+        String cause;
 
         @Label("Window Mean Call")
         @Description("The window's mean time from call to release")
@@ -114,10 +123,12 @@ final class JfrEvents {
     @StackTrace(false)
     static final class LeaseReclaimed extends Event {
         @Label("Bulkhead")
-        @Nullable String bulkhead;
+        @Nullable
+        String bulkhead;
 
         @Label("Workload")
-        @Nullable String workload;
+        @Nullable
+        String workload;
 
         @Label("Held")
         @Description("From the grant to the reclaim; 0 for a caller that was still waiting")
@@ -130,6 +141,7 @@ final class JfrEvents {
      * type's state, not the instance's, and creating an event per check would allocate on every operation.
      */
     private static final Operation OPERATION = new Operation();
+
     private static final Rejection REJECTION = new Rejection();
 
     static void reclaimed(String bulkhead, String workload, long heldNanos) {
@@ -142,8 +154,8 @@ final class JfrEvents {
         }
     }
 
-    public static void limitChanged(String bulkhead, String workload, int from, int to, String cause,
-            long latencyNanos) {
+    public static void limitChanged(
+            String bulkhead, String workload, int from, int to, String cause, long latencyNanos) {
         var e = new LimitChange();
         if (e.isEnabled()) {
             e.bulkhead = bulkhead;
@@ -161,8 +173,8 @@ final class JfrEvents {
         return OPERATION.isEnabled() || REJECTION.isEnabled();
     }
 
-    public static void rejected(String bulkhead, String workload, String reason, long waitedNanos, int concurrent,
-            int extraSlots) {
+    public static void rejected(
+            String bulkhead, String workload, String reason, long waitedNanos, int concurrent, int extraSlots) {
         var e = new Rejection();
         if (e.isEnabled()) {
             e.bulkhead = bulkhead;
@@ -175,8 +187,14 @@ final class JfrEvents {
         }
     }
 
-    public static void finished(String bulkhead, String workload, String outcome, long permitWaitNanos,
-            long poolWaitNanos, long holdNanos, long workNanos) {
+    public static void finished(
+            String bulkhead,
+            String workload,
+            String outcome,
+            long permitWaitNanos,
+            long poolWaitNanos,
+            long holdNanos,
+            long workNanos) {
         var e = new Operation();
         if (e.isEnabled()) {
             e.bulkhead = bulkhead;

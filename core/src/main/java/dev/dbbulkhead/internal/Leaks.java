@@ -65,10 +65,14 @@ final class Leaks {
         @Override
         public void run() {
             suspected = true;
-            log.log(Level.WARNING, "db-bulkhead: a lease of " + describe(workload) + " has been open "
-                    + "for more than " + Snapshot.millis(thresholdNanos) + " (leak detection threshold): close it "
-                    + "with try-with-resources once its transaction has ended; its thread was "
-                    + "still running when it was acquired here", acquired);
+            log.log(
+                    Level.WARNING,
+                    "db-bulkhead: a lease of " + describe(workload) + " has been open "
+                            + "for more than " + Snapshot.millis(thresholdNanos)
+                            + " (leak detection threshold): close it "
+                            + "with try-with-resources once its transaction has ended; its thread was "
+                            + "still running when it was acquired here",
+                    acquired);
             telemetry.leakSuspected(workload, thresholdNanos);
         }
 
@@ -79,8 +83,10 @@ final class Leaks {
                 t.cancel(false);
             }
             if (suspected) {
-                log.log(Level.INFO, "db-bulkhead: the lease of " + describe(workload)
-                        + " reported as a possible leak was closed after " + Snapshot.millis(heldNanos));
+                log.log(
+                        Level.INFO,
+                        "db-bulkhead: the lease of " + describe(workload)
+                                + " reported as a possible leak was closed after " + Snapshot.millis(heldNanos));
             }
             return suspected;
         }

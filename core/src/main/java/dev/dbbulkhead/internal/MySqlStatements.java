@@ -42,20 +42,42 @@ final class MySqlStatements {
     private static final String IMPLICIT = "MySQL and MariaDB commit the open transaction before it runs (even when "
             + "it then fails), so what work did before would be committed while the caller is told it rolled back; "
             + "run it outside work, in a transaction of its own";
-    private static final Set<String> IMPLICIT_COMMITS = Set.of("ALTER", "RENAME", "TRUNCATE", "GRANT", "REVOKE",
-            "ANALYZE", "CHECK", "OPTIMIZE", "REPAIR", "CACHE", "FLUSH", "RESET", "INSTALL", "UNINSTALL", "CHANGE",
-            "STOP", "PURGE", "BINLOG");
+    private static final Set<String> IMPLICIT_COMMITS = Set.of(
+            "ALTER",
+            "RENAME",
+            "TRUNCATE",
+            "GRANT",
+            "REVOKE",
+            "ANALYZE",
+            "CHECK",
+            "OPTIMIZE",
+            "REPAIR",
+            "CACHE",
+            "FLUSH",
+            "RESET",
+            "INSTALL",
+            "UNINSTALL",
+            "CHANGE",
+            "STOP",
+            "PURGE",
+            "BINLOG");
     private static final String SET_ADVICE = "MySQL has no transaction-scoped SET (SET LOCAL is SET SESSION there): "
             + "give the setting to one statement instead, with SET STATEMENT name = value FOR ... on MariaDB or the "
             + "hint /*+ SET_VAR(name = value) */ on MySQL 8";
-    private static final Finding GET_LOCK = new Finding(Kind.SESSION_STATE, "GET_LOCK(...)", "a named lock is held "
-            + "by the session, not the transaction: lock a row with SELECT ... FOR UPDATE instead, which is released "
-            + "when the transaction ends");
+    private static final Finding GET_LOCK = new Finding(
+            Kind.SESSION_STATE,
+            "GET_LOCK(...)",
+            "a named lock is held "
+                    + "by the session, not the transaction: lock a row with SELECT ... FOR UPDATE instead, which is released "
+                    + "when the transaction ends");
     /** A procedure may COMMIT or ROLLBACK inside: allowed, and its effect on the transaction checked afterwards. */
     static final Finding PROCEDURE = new Finding(Kind.SESSION_RISK, "CALL", null);
-    private static final Finding TEMPORARY_TABLE = new Finding(Kind.SESSION_STATE, "CREATE TEMPORARY TABLE",
+
+    private static final Finding TEMPORARY_TABLE = new Finding(
+            Kind.SESSION_STATE,
+            "CREATE TEMPORARY TABLE",
             "MySQL keeps a temporary table for the session (there is no ON COMMIT DROP): use a derived table or a "
-            + "common table expression (WITH) instead");
+                    + "common table expression (WITH) instead");
 
     /**
      * The first refusal in {@code sql}, else {@code null}, read as a session whose {@code sql_mode} has
@@ -85,6 +107,7 @@ final class MySqlStatements {
         private final boolean backslashes;
         /** Whether {@code "..."} is an identifier (no escapes) rather than a string. */
         private final boolean ansiQuotes;
+
         private int i;
 
         Lexer(String sql, boolean backslashes, boolean ansiQuotes) {
@@ -94,7 +117,8 @@ final class MySqlStatements {
             this.ansiQuotes = ansiQuotes;
         }
 
-        @Nullable Finding scan() {
+        @Nullable
+        Finding scan() {
             Finding risk = null;
             while (i < n) {
                 skipSpaceAndComments();
@@ -133,8 +157,11 @@ final class MySqlStatements {
                 }
                 case "CREATE" -> create();
                 case "DROP" -> "TEMPORARY".equals(word()) ? null : implicitCommit("DROP");
-                case "PREPARE", "EXECUTE" -> session(first, "the text it runs cannot be read by the guard: send the "
-                        + "statement itself (a PreparedStatement)");
+                case "PREPARE", "EXECUTE" ->
+                    session(
+                            first,
+                            "the text it runs cannot be read by the guard: send the "
+                                    + "statement itself (a PreparedStatement)");
                 case "HANDLER" -> session(first, "read the table with SELECT inside work instead");
                 case "CALL" -> PROCEDURE;
                 case "LOAD" -> "INDEX".equals(word()) ? implicitCommit("LOAD INDEX") : null;
@@ -272,7 +299,9 @@ final class MySqlStatements {
                     while (i < n && identifierPart(sql.charAt(i))) {
                         i++;
                     }
-                    if (i - start == 8 && found == null && sql.regionMatches(true, start, "GET_LOCK", 0, 8)
+                    if (i - start == 8
+                            && found == null
+                            && sql.regionMatches(true, start, "GET_LOCK", 0, 8)
                             && calledHere()) {
                         found = GET_LOCK;
                     }
@@ -328,6 +357,11 @@ final class MySqlStatements {
 
     /** MySQL's identifier characters: letters, digits, {@code _}, {@code $} and anything beyond ASCII. */
     private static boolean identifierPart(char c) {
-        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '$' || c > 127;
+        return (c >= 'a' && c <= 'z')
+                || (c >= 'A' && c <= 'Z')
+                || (c >= '0' && c <= '9')
+                || c == '_'
+                || c == '$'
+                || c > 127;
     }
 }

@@ -63,7 +63,9 @@ final class Overload {
             return false;
         }
         String m = message.toLowerCase(Locale.ROOT);
-        return m.contains("query_wait_timeout") || m.contains("no more connections allowed")
-                || m.contains("client_login_timeout") || m.contains("server_login_retry");
+        return m.contains("query_wait_timeout")
+                || m.contains("no more connections allowed")
+                || m.contains("client_login_timeout")
+                || m.contains("server_login_retry");
     }
 }

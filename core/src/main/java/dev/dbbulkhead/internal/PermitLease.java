@@ -49,6 +49,7 @@ final class PermitLease extends Permits.Node implements Lease {
     private long permitWaitNanos;
     /** As {@link #permitWaitNanos}. */
     private long grantedAt;
+
     private boolean overloaded;
     /** Release began: if permits are still held, it was cut short (a stack overflow) and is finished later. */
     private boolean closing;
@@ -56,6 +57,7 @@ final class PermitLease extends Permits.Node implements Lease {
     Leaks.@Nullable Watch watch;
     /** {@link #closeWhenComplete}: 0 the owner releases, 1 the stage will, 2 the stage did. */
     private volatile int handedOff;
+
     private static final VarHandle HANDED_OFF;
 
     static {
@@ -124,7 +126,8 @@ final class PermitLease extends Permits.Node implements Lease {
     }
 
     /** The deadline, or {@code null}. */
-    @Nullable Deadline deadlineOrNull() {
+    @Nullable
+    Deadline deadlineOrNull() {
         return deadline;
     }
 
@@ -215,7 +218,7 @@ final class PermitLease extends Permits.Node implements Lease {
 
     @Override
     public String toString() {
-        return "Lease[" + workload().bulkheadName() + "/" + workload().name()
-                + (released() ? ", released" : ", held") + "]";
+        return "Lease[" + workload().bulkheadName() + "/" + workload().name() + (released() ? ", released" : ", held")
+                + "]";
     }
 }

@@ -74,13 +74,16 @@ final class Permits extends Padded.StateWord {
     private volatile int maxAdmitted;
     /** Taken with {@code lock.lock()}, given back with {@code lock.held = 0} in {@code finally}: see {@link QueueLock}. */
     private final QueueLock lock = new QueueLock();
+
     @GuardedBy("lock")
     private @Nullable Node head;
+
     @GuardedBy("lock")
     private @Nullable Node tail;
     /** Grants not yet acknowledged, linked by {@link Node#nextGranted}. */
     @GuardedBy("lock")
     private @Nullable Node granted;
+
     private volatile int waiting; // written under lock
     private volatile int limit; // written under lock
     /** Execution permits taken out of circulation by a lower {@link #limit}; written under lock. */
@@ -126,9 +129,14 @@ final class Permits extends Padded.StateWord {
         volatile boolean abandoned;
         // Guarded by the queue lock of the Permits the node is in: a node does not know its Permits, so this one rule
         // is a comment, not a @GuardedBy the compiler checks; every access is in a @GuardedBy("lock") method.
-        @Nullable Node prev;
-        @Nullable Node next;
-        @Nullable Node nextGranted;
+        @Nullable
+        Node prev;
+
+        @Nullable
+        Node next;
+
+        @Nullable
+        Node nextGranted;
 
         Node(Thread thread) {
             this.thread = thread;

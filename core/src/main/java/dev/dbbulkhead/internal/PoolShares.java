@@ -45,8 +45,10 @@ public final class PoolShares {
         if (poolSize <= 0 || admits > poolSize || same.size() < 2 || total <= poolSize) {
             return null;
         }
-        String each = same.stream().sorted(Comparator.comparing(Share::name)).map(s -> "'" + s.name() + "' "
-                + s.admits()).collect(Collectors.joining(", "));
+        String each = same.stream()
+                .sorted(Comparator.comparing(Share::name))
+                .map(s -> "'" + s.name() + "' " + s.admits())
+                .collect(Collectors.joining(", "));
         return same.size() + " barriers over one pool of " + poolSize + " connections admit " + total
                 + " operations at once (" + each + "): the " + (total - poolSize) + " beyond the pool wait inside "
                 + "it, where no barrier sees them. Share one barrier per pool (with a workload for each budget), "

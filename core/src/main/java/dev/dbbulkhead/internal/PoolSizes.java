@@ -23,7 +23,8 @@ public final class PoolSizes {
             return direct;
         }
         try {
-            Class<?> hikari = Class.forName(HIKARI_CONFIG, false, source.getClass().getClassLoader());
+            Class<?> hikari =
+                    Class.forName(HIKARI_CONFIG, false, source.getClass().getClassLoader());
             if (source.isWrapperFor(hikari)) {
                 return getter(source.unwrap(hikari));
             }

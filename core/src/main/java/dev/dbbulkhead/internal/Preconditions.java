@@ -32,8 +32,8 @@ public final class Preconditions {
     public static int sum(int a, String fieldA, int b, String fieldB) {
         long total = (long) a + b;
         if (total > Integer.MAX_VALUE) {
-            throw new IllegalArgumentException(fieldA + " + " + fieldB + " must fit in an int, was "
-                    + a + " + " + b + " = " + total);
+            throw new IllegalArgumentException(
+                    fieldA + " + " + fieldB + " must fit in an int, was " + a + " + " + b + " = " + total);
         }
         return (int) total;
     }

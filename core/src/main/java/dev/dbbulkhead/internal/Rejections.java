@@ -27,5 +27,6 @@ public interface Rejections {
     BulkheadRejectedException loadShed(Snapshot state, long expectedWaitNanos, long targetNanos);
 
     /** The deadline passed at {@code stage}, {@code overdueNanos} ago; {@code cause} is the driver's, or null. */
-    BulkheadRejectedException deadlineExceeded(Snapshot state, Stage stage, long overdueNanos, @Nullable SQLException cause);
+    BulkheadRejectedException deadlineExceeded(
+            Snapshot state, Stage stage, long overdueNanos, @Nullable SQLException cause);
 }

@@ -25,14 +25,18 @@ final class SafeListener implements BulkheadListener {
     }
 
     static BulkheadListener of(List<BulkheadListener> listeners, Logger log) {
-        return listeners.isEmpty() ? BulkheadListener.NOOP
+        return listeners.isEmpty()
+                ? BulkheadListener.NOOP
                 : new SafeListener(listeners.toArray(BulkheadListener[]::new), log);
     }
 
     private void failed(BulkheadListener listener, String call, Throwable t) {
         try {
-            log.log(t instanceof VirtualMachineError ? Level.ERROR : Level.WARNING, "db-bulkhead listener "
-                    + listener.getClass().getName() + "." + call + " threw; ignored (the operation goes on)", t);
+            log.log(
+                    t instanceof VirtualMachineError ? Level.ERROR : Level.WARNING,
+                    "db-bulkhead listener " + listener.getClass().getName() + "." + call
+                            + " threw; ignored (the operation goes on)",
+                    t);
         } catch (Throwable logging) {
             // Nothing left to tell it to: the operation must go on regardless.
         }
@@ -83,8 +87,13 @@ final class SafeListener implements BulkheadListener {
     }
 
     @Override
-    public void onFinished(Workload workload, Outcome outcome, long permitWaitNanos, long poolWaitNanos,
-            long holdNanos, long workNanos) {
+    public void onFinished(
+            Workload workload,
+            Outcome outcome,
+            long permitWaitNanos,
+            long poolWaitNanos,
+            long holdNanos,
+            long workNanos) {
         for (var l : delegates) {
             try {
                 l.onFinished(workload, outcome, permitWaitNanos, poolWaitNanos, holdNanos, workNanos);

@@ -41,6 +41,7 @@ final class Scheduler {
     private static final class Surviving implements Runnable {
         /** The barrier's logger ({@code DbBulkhead}'s), named here so that this low helper imports nothing above it. */
         private static final Logger LOG = System.getLogger("dev.dbbulkhead.DbBulkhead");
+
         private final Runnable task;
         private final Set<Class<?>> logged = ConcurrentHashMap.newKeySet();
 
@@ -54,8 +55,12 @@ final class Scheduler {
                 task.run();
             } catch (RuntimeException | Error e) {
                 if (logged.add(e.getClass())) {
-                    LOG.log(Level.ERROR, "db-bulkhead: a periodic task (" + task + ") failed; it goes on at its next "
-                            + "run, and this kind of failure (" + e.getClass().getName() + ") is logged once", e);
+                    LOG.log(
+                            Level.ERROR,
+                            "db-bulkhead: a periodic task (" + task + ") failed; it goes on at its next "
+                                    + "run, and this kind of failure ("
+                                    + e.getClass().getName() + ") is logged once",
+                            e);
                 }
             }
         }

@@ -68,7 +68,8 @@ final class ServerTimeouts {
                 + (m - 1) + (lockTimeout ? ", set_config('lock_timeout', " + keepStricter("l", m) + ", true)" : "")
                 + " FROM (SELECT " + inMillis("statement_timeout") + " AS s"
                 + (lockTimeout ? ", " + inMillis("lock_timeout") + " AS l" : "") + ") t";
-        try (Statement statement = raw.createStatement(); ResultSet r = statement.executeQuery(sql)) {
+        try (Statement statement = raw.createStatement();
+                ResultSet r = statement.executeQuery(sql)) {
             r.next();
             return r.getBoolean(2);
         }
@@ -95,8 +96,8 @@ final class ServerTimeouts {
         try (Statement statement = raw.createStatement()) {
             String current;
             long lockSeconds;
-            try (ResultSet r = statement.executeQuery("SELECT @@session." + limit
-                    + ", @@session.innodb_lock_wait_timeout")) {
+            try (ResultSet r =
+                    statement.executeQuery("SELECT @@session." + limit + ", @@session.innodb_lock_wait_timeout")) {
                 r.next();
                 current = r.getString(1);
                 lockSeconds = r.getLong(2);
@@ -127,6 +128,7 @@ final class ServerTimeouts {
     }
 
     private static String keepStricter(String alias, long millis) {
-        return "CASE WHEN " + alias + " BETWEEN 1 AND " + millis + " THEN " + alias + "::text ELSE '" + millis + "' END";
+        return "CASE WHEN " + alias + " BETWEEN 1 AND " + millis + " THEN " + alias + "::text ELSE '" + millis
+                + "' END";
     }
 }

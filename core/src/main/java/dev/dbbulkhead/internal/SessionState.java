@@ -44,6 +44,7 @@ final class SessionState {
     static final class CallSite {
         /** A transaction from it sent a risky statement: read the session before its next ones. */
         volatile boolean risky;
+
         final AtomicBoolean logged = new AtomicBoolean();
     }
 
@@ -55,6 +56,7 @@ final class SessionState {
     };
     /** Whether any call site has been risky: until then a transaction costs one volatile read here. */
     private volatile boolean anyRisky;
+
     private final Discard discard;
 
     SessionState(DataSource source) {
@@ -81,7 +83,8 @@ final class SessionState {
 
     /** The session's state as one text (see {@link #FINGERPRINT}). */
     static String fingerprint(Connection raw) throws SQLException {
-        try (Statement statement = raw.createStatement(); var r = statement.executeQuery(FINGERPRINT)) {
+        try (Statement statement = raw.createStatement();
+                var r = statement.executeQuery(FINGERPRINT)) {
             r.next();
             return r.getString(1);
         }

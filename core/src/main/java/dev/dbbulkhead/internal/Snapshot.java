@@ -12,18 +12,32 @@ package dev.dbbulkhead.internal;
  * @param allowedWaitNanos how long this caller could wait for a permit: its queue wait, or what was left of its
  *     deadline ({@link Long#MAX_VALUE}: unbounded)
  */
-public record Snapshot(String bulkhead, String workload, int concurrent, int extraSlots, int limit, int executing,
-        int waiting, long allowedWaitNanos) {
+public record Snapshot(
+        String bulkhead,
+        String workload,
+        int concurrent,
+        int extraSlots,
+        int limit,
+        int executing,
+        int waiting,
+        long allowedWaitNanos) {
 
     static Snapshot of(String bulkhead, String workload, Permits permits, long allowedWaitNanos) {
-        return new Snapshot(bulkhead, workload, permits.concurrent(), permits.extraSlots(), permits.limit(),
-                permits.executing(), permits.waiting(), allowedWaitNanos);
+        return new Snapshot(
+                bulkhead,
+                workload,
+                permits.concurrent(),
+                permits.extraSlots(),
+                permits.limit(),
+                permits.executing(),
+                permits.waiting(),
+                allowedWaitNanos);
     }
 
     /** The numbers, for a message: {@code (B=16, Q=32, limit=8, executing=8, waiting=3)}. */
     public String describe() {
-        return "(B=" + concurrent + ", Q=" + extraSlots + ", limit=" + limit + ", executing=" + executing
-                + ", waiting=" + waiting + ")";
+        return "(B=" + concurrent + ", Q=" + extraSlots + ", limit=" + limit + ", executing=" + executing + ", waiting="
+                + waiting + ")";
     }
 
     /** Nanoseconds as milliseconds with three decimals, the one unit of every message: {@code 50.000 ms}. */

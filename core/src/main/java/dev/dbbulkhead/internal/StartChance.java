@@ -17,8 +17,7 @@ final class StartChance {
     /** The standard normal quantile of 1 - {@link #REFUSE_BELOW}. */
     private static final double Z_REFUSE = 2.3263;
 
-    private StartChance() {
-    }
+    private StartChance() {}
 
     /**
      * Whether at least {@code needed} permits coming back within the time allowed, {@code expectedBack} of them on

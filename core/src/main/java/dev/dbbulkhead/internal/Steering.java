@@ -29,24 +29,30 @@ final class Steering implements Controls {
     private @Nullable Object clock;
 
     /** The controls {@code config} asks for; {@code arbitrated}: the barrier shares a limit between priorities. */
-    static Controls of(Workload workload, WorkloadConfig config, Permits permits, Telemetry telemetry,
-            boolean arbitrated) {
+    static Controls of(
+            Workload workload, WorkloadConfig config, Permits permits, Telemetry telemetry, boolean arbitrated) {
         if (!config.predictiveRejection() && !config.adaptive() && !arbitrated) {
             return NONE;
         }
         return new Steering(workload, config, permits, telemetry, arbitrated);
     }
 
-    private Steering(Workload workload, WorkloadConfig config, Permits permits, Telemetry telemetry,
-            boolean arbitrated) {
+    private Steering(
+            Workload workload, WorkloadConfig config, Permits permits, Telemetry telemetry, boolean arbitrated) {
         this.workload = workload;
         this.permits = permits;
         this.audit = config.predictionAudit();
         this.member = arbitrated ? new Arbiter.Member(permits, config.priority() == Priority.ELASTIC) : null;
-        this.adaptive = !config.adaptive() ? null : new AdaptiveLimit(permits, config.adaptiveLimitMin(),
-                config.concurrent(), config.adaptiveLatencyTarget().map(Nanos::of).orElse(0L), telemetry.now(),
-                ThreadLocalRandom.current().nextLong(), (from, to, cause, latency) -> telemetry.limitChanged(workload,
-                        from, to, cause, latency));
+        this.adaptive = !config.adaptive()
+                ? null
+                : new AdaptiveLimit(
+                        permits,
+                        config.adaptiveLimitMin(),
+                        config.concurrent(),
+                        config.adaptiveLatencyTarget().map(Nanos::of).orElse(0L),
+                        telemetry.now(),
+                        ThreadLocalRandom.current().nextLong(),
+                        (from, to, cause, latency) -> telemetry.limitChanged(workload, from, to, cause, latency));
         this.drain = config.predictiveRejection() || adaptive != null ? new Drain() : null;
         this.door = config.predictiveRejection() && drain != null ? new Door(drain, permits, config.queue()) : null;
     }

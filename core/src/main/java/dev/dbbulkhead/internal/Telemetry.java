@@ -85,10 +85,16 @@ final class Telemetry {
      * ({@code threadEnded}), or, a pooled thread, called the barrier again past the leak detection threshold.
      */
     void reclaimed(Workload w, long heldNanos, boolean threadEnded) {
-        log.log(Logger.Level.WARNING, "db-bulkhead ''{0}'', workload ''{1}'': a lease was never released and {2}; its "
-                + "permits were reclaimed (held for {3}). Close every lease with try-with-resources", w.bulkheadName(),
-                w.name(), threadEnded ? "its thread has terminated" : "its thread, a pooled one, called the barrier "
-                        + "again after the leak detection threshold", Snapshot.millis(heldNanos));
+        log.log(
+                Logger.Level.WARNING,
+                "db-bulkhead ''{0}'', workload ''{1}'': a lease was never released and {2}; its "
+                        + "permits were reclaimed (held for {3}). Close every lease with try-with-resources",
+                w.bulkheadName(),
+                w.name(),
+                threadEnded
+                        ? "its thread has terminated"
+                        : "its thread, a pooled one, called the barrier " + "again after the leak detection threshold",
+                Snapshot.millis(heldNanos));
         if (listening) {
             listener.onLeaseReclaimed(w, heldNanos);
         }
@@ -101,11 +107,18 @@ final class Telemetry {
      */
     void sessionDiscarded(Workload w, Class<?> site, String command, String why, boolean log) {
         if (log) {
-            this.log.log(Logger.Level.WARNING, "db-bulkhead ''{0}'', workload ''{1}'': work {2} sent {3}, which may "
-                    + "change the session beyond its transaction, and the session {4}: its connection was discarded "
-                    + "instead of going back to the pool. Keep session changes transaction-scoped (SET LOCAL, "
-                    + "set_config(..., true), pg_advisory_xact_lock); logged once per call site, each discard is "
-                    + "counted (onSessionDiscarded)", w.bulkheadName(), w.name(), site.getName(), command, why);
+            this.log.log(
+                    Logger.Level.WARNING,
+                    "db-bulkhead ''{0}'', workload ''{1}'': work {2} sent {3}, which may "
+                            + "change the session beyond its transaction, and the session {4}: its connection was discarded "
+                            + "instead of going back to the pool. Keep session changes transaction-scoped (SET LOCAL, "
+                            + "set_config(..., true), pg_advisory_xact_lock); logged once per call site, each discard is "
+                            + "counted (onSessionDiscarded)",
+                    w.bulkheadName(),
+                    w.name(),
+                    site.getName(),
+                    command,
+                    why);
         }
         if (listening) {
             listener.onSessionDiscarded(w);

@@ -77,40 +77,50 @@ final class TransactionControl {
         /** The refusal sent to work: SQLState 25000 (invalid transaction state). */
         SQLException refusal() {
             if (kind == Kind.TRANSACTION_CONTROL) {
-                return new SQLException("db-bulkhead owns this transaction: work must not send " + command + " as "
-                        + "SQL; it commits when work returns and rolls back when work throws (savepoints, and ROLLBACK "
-                        + "TO SAVEPOINT, are allowed)", "25000");
+                return new SQLException(
+                        "db-bulkhead owns this transaction: work must not send " + command + " as "
+                                + "SQL; it commits when work returns and rolls back when work throws (savepoints, and ROLLBACK "
+                                + "TO SAVEPOINT, are allowed)",
+                        "25000");
             }
             if (kind == Kind.IMPLICIT_COMMIT) {
-                return new SQLException("db-bulkhead owns this transaction: work must not send " + command + " as "
-                        + "SQL: " + instead, "25000");
+                return new SQLException(
+                        "db-bulkhead owns this transaction: work must not send " + command + " as " + "SQL: " + instead,
+                        "25000");
             }
-            return new SQLException("db-bulkhead: work must not send " + command + " as SQL: the change would stay "
-                    + "on the pooled connection after the transaction and reach the next caller (the session belongs "
-                    + "to the pool); " + instead, "25000");
+            return new SQLException(
+                    "db-bulkhead: work must not send " + command + " as SQL: the change would stay "
+                            + "on the pooled connection after the transaction and reach the next caller (the session belongs "
+                            + "to the pool); " + instead,
+                    "25000");
         }
     }
 
-    private static final Finding ADVISORY_LOCK = session("pg_advisory_lock(...)",
+    private static final Finding ADVISORY_LOCK = session(
+            "pg_advisory_lock(...)",
             "use pg_advisory_xact_lock(...) instead, which is released when the transaction ends");
-    private static final Finding ADVISORY_LOCK_SHARED = session("pg_advisory_lock_shared(...)",
+    private static final Finding ADVISORY_LOCK_SHARED = session(
+            "pg_advisory_lock_shared(...)",
             "use pg_advisory_xact_lock_shared(...) instead, which is released when the transaction ends");
-    private static final Finding TRY_ADVISORY_LOCK = session("pg_try_advisory_lock(...)",
+    private static final Finding TRY_ADVISORY_LOCK = session(
+            "pg_try_advisory_lock(...)",
             "use pg_try_advisory_xact_lock(...) instead, which is released when the transaction ends");
-    private static final Finding TRY_ADVISORY_LOCK_SHARED = session("pg_try_advisory_lock_shared(...)",
+    private static final Finding TRY_ADVISORY_LOCK_SHARED = session(
+            "pg_try_advisory_lock_shared(...)",
             "use pg_try_advisory_xact_lock_shared(...) instead, which is released when the transaction ends");
-    private static final Finding SET_CONFIG_SESSION = session("set_config(..., false)",
-            "use set_config(..., true) instead, which ends with the transaction");
-    private static final Finding SET_CONFIG_UNKNOWN = new Finding(Kind.SESSION_RISK, "set_config(..., <expression>)",
-            null);
+    private static final Finding SET_CONFIG_SESSION =
+            session("set_config(..., false)", "use set_config(..., true) instead, which ends with the transaction");
+    private static final Finding SET_CONFIG_UNKNOWN =
+            new Finding(Kind.SESSION_RISK, "set_config(..., <expression>)", null);
     private static final Finding DO_BLOCK = new Finding(Kind.SESSION_RISK, "DO", null);
     private static final Finding CALL = new Finding(Kind.SESSION_RISK, "CALL", null);
-    private static final Finding TEMP_TABLE = session("CREATE TEMP TABLE without ON COMMIT DROP",
+    private static final Finding TEMP_TABLE = session(
+            "CREATE TEMP TABLE without ON COMMIT DROP",
             "add ON COMMIT DROP, which drops the table when the transaction ends");
-    private static final Finding SELECT_INTO_TEMP = session("SELECT ... INTO TEMP",
-            "use CREATE TEMP TABLE ... ON COMMIT DROP AS SELECT ... instead");
-    private static final Finding WITH_HOLD = session("DECLARE ... WITH HOLD",
-            "declare the cursor WITHOUT HOLD (the default) and read it inside work");
+    private static final Finding SELECT_INTO_TEMP =
+            session("SELECT ... INTO TEMP", "use CREATE TEMP TABLE ... ON COMMIT DROP AS SELECT ... instead");
+    private static final Finding WITH_HOLD =
+            session("DECLARE ... WITH HOLD", "declare the cursor WITHOUT HOLD (the default) and read it inside work");
 
     private static Finding session(String command, String instead) {
         return new Finding(Kind.SESSION_STATE, command, instead);
@@ -180,6 +190,7 @@ final class TransactionControl {
         private final boolean standardStrings;
         /** Whether session changes are looked for, beside transaction control. */
         private final boolean sessionRules;
+
         private int i;
         /** The keyword sequence matched so far in the statement's {@link Mode}; 3 when whole, and it stays. */
         private int matched;
@@ -191,7 +202,8 @@ final class TransactionControl {
             this.sessionRules = sessionRules;
         }
 
-        @Nullable Finding scan() {
+        @Nullable
+        Finding scan() {
             Finding risk = null;
             while (i < n) {
                 skipSpaceAndComments();
@@ -224,18 +236,28 @@ final class TransactionControl {
                         return new Finding(Kind.TRANSACTION_CONTROL, control, null);
                     }
                     if (first.equals("PREPARE")) {
-                        found = session("PREPARE", "use a PreparedStatement instead (the driver prepares it on the "
-                                + "server and keeps it for the session)");
+                        found = session(
+                                "PREPARE",
+                                "use a PreparedStatement instead (the driver prepares it on the "
+                                        + "server and keeps it for the session)");
                     }
                 }
                 case "SET" -> found = set();
-                case "RESET" -> found = session("RESET " + parameter(word()),
-                        "use SET LOCAL name TO DEFAULT instead, which ends with the transaction");
-                case "DISCARD" -> found = session("DISCARD", "leave the session to the pool (for temporary tables, "
-                        + "CREATE TEMP TABLE ... ON COMMIT DROP)");
+                case "RESET" ->
+                    found = session(
+                            "RESET " + parameter(word()),
+                            "use SET LOCAL name TO DEFAULT instead, which ends with the transaction");
+                case "DISCARD" ->
+                    found = session(
+                            "DISCARD",
+                            "leave the session to the pool (for temporary tables, "
+                                    + "CREATE TEMP TABLE ... ON COMMIT DROP)");
                 case "LISTEN" -> found = session("LISTEN", "listen on a connection of its own, outside the pool");
-                case "LOAD" -> found = session("LOAD", "load the library for every session instead "
-                        + "(session_preload_libraries or shared_preload_libraries)");
+                case "LOAD" ->
+                    found = session(
+                            "LOAD",
+                            "load the library for every session instead "
+                                    + "(session_preload_libraries or shared_preload_libraries)");
                 case "DO" -> found = DO_BLOCK;
                 case "CALL" -> found = CALL;
                 case "DECLARE" -> mode = Mode.DECLARE;
@@ -315,17 +337,25 @@ final class TransactionControl {
                 case "SESSION" -> {
                     String third = word();
                     return switch (third) {
-                        case "CHARACTERISTICS" -> session("SET SESSION CHARACTERISTICS", "use TransactionOptions "
-                                + "(readOnly(), isolation(...)), or SET TRANSACTION as the first statement, instead");
-                        case "AUTHORIZATION" -> session("SET SESSION AUTHORIZATION",
-                                "use SET LOCAL SESSION AUTHORIZATION instead, which ends with the transaction");
-                        default -> session("SET SESSION " + parameter(third), "use SET LOCAL " + parameter(third)
-                                + " instead, which ends with the transaction");
+                        case "CHARACTERISTICS" ->
+                            session(
+                                    "SET SESSION CHARACTERISTICS",
+                                    "use TransactionOptions "
+                                            + "(readOnly(), isolation(...)), or SET TRANSACTION as the first statement, instead");
+                        case "AUTHORIZATION" ->
+                            session(
+                                    "SET SESSION AUTHORIZATION",
+                                    "use SET LOCAL SESSION AUTHORIZATION instead, which ends with the transaction");
+                        default ->
+                            session(
+                                    "SET SESSION " + parameter(third),
+                                    "use SET LOCAL " + parameter(third) + " instead, which ends with the transaction");
                     };
                 }
                 default -> {
-                    return session("SET " + parameter(second), "use SET LOCAL " + parameter(second)
-                            + " instead, which ends with the transaction");
+                    return session(
+                            "SET " + parameter(second),
+                            "use SET LOCAL " + parameter(second) + " instead, which ends with the transaction");
                 }
             }
         }
@@ -357,8 +387,8 @@ final class TransactionControl {
             }
             return switch (word) {
                 case "TABLE" -> TEMP_TABLE;
-                case "VIEW", "RECURSIVE", "SEQUENCE" -> session("CREATE TEMP " + word,
-                        "use a table created with ON COMMIT DROP, or a subquery, instead");
+                case "VIEW", "RECURSIVE", "SEQUENCE" ->
+                    session("CREATE TEMP " + word, "use a table created with ON COMMIT DROP, or a subquery, instead");
                 default -> null;
             };
         }
@@ -485,15 +515,20 @@ final class TransactionControl {
                 }
                 case TEMP_TABLE -> {
                     if (matched < 3) {
-                        matched = is(start, end, "ON") ? 1 : matched == 1 && is(start, end, "COMMIT") ? 2
-                                : matched == 2 && is(start, end, "DROP") ? 3 : 0;
+                        matched = is(start, end, "ON")
+                                ? 1
+                                : matched == 1 && is(start, end, "COMMIT")
+                                        ? 2
+                                        : matched == 2 && is(start, end, "DROP") ? 3 : 0;
                     }
                 }
                 case QUERY -> {
                     if (matched < 3) {
-                        matched = !quoted && is(start, end, "INTO") ? 1
+                        matched = !quoted && is(start, end, "INTO")
+                                ? 1
                                 : matched == 1 && !quoted && (is(start, end, "TEMP") || is(start, end, "TEMPORARY"))
-                                ? 2 : matched == 2 && (quoted || !notATableName(start, end)) ? 3 : 0;
+                                        ? 2
+                                        : matched == 2 && (quoted || !notATableName(start, end)) ? 3 : 0;
                     }
                 }
                 default -> {}
@@ -502,8 +537,12 @@ final class TransactionControl {
 
         /** What may follow {@code INSERT INTO temp} where a temporary table's name would follow {@code INTO TEMP}. */
         private boolean notATableName(int start, int end) {
-            return is(start, end, "VALUES") || is(start, end, "SELECT") || is(start, end, "DEFAULT")
-                    || is(start, end, "OVERRIDING") || is(start, end, "AS") || is(start, end, "WITH");
+            return is(start, end, "VALUES")
+                    || is(start, end, "SELECT")
+                    || is(start, end, "DEFAULT")
+                    || is(start, end, "OVERRIDING")
+                    || is(start, end, "AS")
+                    || is(start, end, "WITH");
         }
 
         /** A token that is not a word breaks a sequence being matched (but a whole one). */
@@ -532,12 +571,17 @@ final class TransactionControl {
             if (c != 's' && c != 'p' && (quoted || (c != 'S' && c != 'P'))) {
                 return null;
             }
-            Finding found = length == 10 && named(start, "set_config", quoted) ? SET_CONFIG_SESSION
-                    : length == 16 && named(start, "pg_advisory_lock", quoted) ? ADVISORY_LOCK
-                    : length == 23 && named(start, "pg_advisory_lock_shared", quoted) ? ADVISORY_LOCK_SHARED
-                    : length == 20 && named(start, "pg_try_advisory_lock", quoted) ? TRY_ADVISORY_LOCK
-                    : length == 27 && named(start, "pg_try_advisory_lock_shared", quoted) ? TRY_ADVISORY_LOCK_SHARED
-                    : null;
+            Finding found = length == 10 && named(start, "set_config", quoted)
+                    ? SET_CONFIG_SESSION
+                    : length == 16 && named(start, "pg_advisory_lock", quoted)
+                            ? ADVISORY_LOCK
+                            : length == 23 && named(start, "pg_advisory_lock_shared", quoted)
+                                    ? ADVISORY_LOCK_SHARED
+                                    : length == 20 && named(start, "pg_try_advisory_lock", quoted)
+                                            ? TRY_ADVISORY_LOCK
+                                            : length == 27 && named(start, "pg_try_advisory_lock_shared", quoted)
+                                                    ? TRY_ADVISORY_LOCK_SHARED
+                                                    : null;
             if (found == null) {
                 return null;
             }
@@ -609,7 +653,9 @@ final class TransactionControl {
 
         private @Nullable Finding literalScope(int start, int end) {
             String text = sql.substring(start, end).strip();
-            if (text.length() >= 2 && text.charAt(0) == '\'' && text.charAt(text.length() - 1) == '\''
+            if (text.length() >= 2
+                    && text.charAt(0) == '\''
+                    && text.charAt(text.length() - 1) == '\''
                     && text.indexOf('\'', 1) == text.length() - 1) {
                 text = text.substring(1, text.length() - 1).strip();
             }
@@ -627,8 +673,10 @@ final class TransactionControl {
          * its own token after another character).
          */
         private boolean escapeString() {
-            return !standardStrings || (i >= 2 && (sql.charAt(i - 1) == 'E' || sql.charAt(i - 1) == 'e')
-                    && endsIdentifier(sql.charAt(i - 2)));
+            return !standardStrings
+                    || (i >= 2
+                            && (sql.charAt(i - 1) == 'E' || sql.charAt(i - 1) == 'e')
+                            && endsIdentifier(sql.charAt(i - 2)));
         }
 
         private boolean afterIdentifier() {
@@ -695,7 +743,12 @@ final class TransactionControl {
 
     /** A space, an operator character or a double quote: what ends an identifier for pgJDBC. */
     private static boolean endsIdentifier(char c) {
-        return c == '"' || c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f'
+        return c == '"'
+                || c == ' '
+                || c == '\t'
+                || c == '\n'
+                || c == '\r'
+                || c == '\f'
                 || ",()[].;:+-*/%^<>=~!@#&|`?".indexOf(c) >= 0;
     }
 

@@ -1,11 +1,11 @@
 package dev.dbbulkhead.internal;
 
 import dev.dbbulkhead.CommitOutcomeUnknownException;
-import dev.dbbulkhead.SqlWork;
 import dev.dbbulkhead.Deadline;
 import dev.dbbulkhead.DeadlineExceededException.Stage;
 import dev.dbbulkhead.Outcome;
 import dev.dbbulkhead.RejectionReason;
+import dev.dbbulkhead.SqlWork;
 import dev.dbbulkhead.TransactionOptions;
 import java.sql.Connection;
 import java.sql.DatabaseMetaData;
@@ -48,7 +48,8 @@ final class TransactionRunner {
         this.sessions = new SessionState(source);
     }
 
-    public <T extends @Nullable Object> T run(PermitLease lease, @Nullable TransactionOptions options, SqlWork<T> work) throws SQLException {
+    public <T extends @Nullable Object> T run(PermitLease lease, @Nullable TransactionOptions options, SqlWork<T> work)
+            throws SQLException {
         // Allocated before the connection is taken: nothing that can fail runs between getConnection() and the
         // try block that closes it.
         return new Transaction<T>(lease).execute(options, work);
@@ -74,8 +75,8 @@ final class TransactionRunner {
                     dialect = known;
                     String unkept = known.unkept();
                     if (unkept != null) {
-                        telemetry.log().log(System.Logger.Level.WARNING, "db-bulkhead on {0}: {1}", describe(known),
-                                unkept);
+                        telemetry.log().log(
+                                System.Logger.Level.WARNING, "db-bulkhead on {0}: {1}", describe(known), unkept);
                     }
                 }
             }
@@ -102,6 +103,7 @@ final class TransactionRunner {
         /** Set by {@link #open()}, the first step, which throws rather than leave it unset: no later step runs without it. */
         @SuppressWarnings("NullAway.Init")
         private Connection raw;
+
         private long requestedAt;
         private long acquiredAt;
         private long poolWait;
@@ -181,8 +183,10 @@ final class TransactionRunner {
                     noConnection(e);
                     throw e;
                 }
-                var passed = new DeadlinePassed(Stage.CONNECTION_ACQUISITION,
-                        Nanos.overdue(deadline.remainingNanos(telemetry.now())), e instanceof SQLException s ? s : null);
+                var passed = new DeadlinePassed(
+                        Stage.CONNECTION_ACQUISITION,
+                        Nanos.overdue(deadline.remainingNanos(telemetry.now())),
+                        e instanceof SQLException s ? s : null);
                 if (!(e instanceof SQLException)) {
                     passed.addSuppressed(e);
                 }
@@ -196,8 +200,8 @@ final class TransactionRunner {
 
         private void checkNotNull() throws SQLException {
             if (raw == null) {
-                var none = new SQLException("db-bulkhead: the data source " + source
-                        + " returned null from getConnection()", "08001");
+                var none = new SQLException(
+                        "db-bulkhead: the data source " + source + " returned null from getConnection()", "08001");
                 noConnection(none);
                 throw none;
             }
@@ -218,7 +222,8 @@ final class TransactionRunner {
             if (deadline != null && deadline.remainingNanos(acquiredAt) <= 0) {
                 outcome = Outcome.NO_CONNECTION;
                 telemetry.rejected(lease.workload(), RejectionReason.DEADLINE, 0);
-                throw new DeadlinePassed(Stage.CONNECTION_ACQUISITION, Nanos.overdue(deadline.remainingNanos(acquiredAt)), null);
+                throw new DeadlinePassed(
+                        Stage.CONNECTION_ACQUISITION, Nanos.overdue(deadline.remainingNanos(acquiredAt)), null);
             }
         }
 
@@ -231,8 +236,9 @@ final class TransactionRunner {
             if (sessions.watched(site)) {
                 readSessionBefore();
             }
-            restore = options == null ? Restore.autoCommitOff(raw) : Restore.prepare(raw, options,
-                    TransactionRunner.this);
+            restore = options == null
+                    ? Restore.autoCommitOff(raw)
+                    : Restore.prepare(raw, options, TransactionRunner.this);
             if (deadline != null && statementTimeouts && (isPostgres(raw) || dialect(raw) instanceof Dialect.MySql)) {
                 try {
                     boundByDeadline(deadline);
@@ -315,9 +321,11 @@ final class TransactionRunner {
             if (after != null && after[0] == before[0]) {
                 return null;
             }
-            return new CommitOutcomeUnknownException("work failed after it called a procedure that committed inside "
-                    + "it (CALL ... COMMIT), or whether it did could not be read: what ran before that COMMIT took "
-                    + "effect, what ran after it was rolled back; read back what matters before retrying", failure,
+            return new CommitOutcomeUnknownException(
+                    "work failed after it called a procedure that committed inside "
+                            + "it (CALL ... COMMIT), or whether it did could not be read: what ran before that COMMIT took "
+                            + "effect, what ran after it was rolled back; read back what matters before retrying",
+                    failure,
                     false);
         }
 
@@ -336,13 +344,18 @@ final class TransactionRunner {
             }
             if (after[0] > before[0]) {
                 outcome = Outcome.OUTCOME_UNKNOWN;
-                return new CommitOutcomeUnknownException("a procedure that work called both committed and rolled "
-                        + "back inside it (CALL ... COMMIT, ROLLBACK): part of what work did may have taken effect; "
-                        + "the rest was rolled back. Read back what matters before retrying", (Throwable) null, false);
+                return new CommitOutcomeUnknownException(
+                        "a procedure that work called both committed and rolled "
+                                + "back inside it (CALL ... COMMIT, ROLLBACK): part of what work did may have taken effect; "
+                                + "the rest was rolled back. Read back what matters before retrying",
+                        (Throwable) null,
+                        false);
             }
-            return new SQLException("db-bulkhead: a procedure that work called rolled the transaction back inside it "
-                    + "(CALL ... ROLLBACK), and work went on; what ran after it was rolled back too, so nothing was "
-                    + "committed", "40000");
+            return new SQLException(
+                    "db-bulkhead: a procedure that work called rolled the transaction back inside it "
+                            + "(CALL ... ROLLBACK), and work went on; what ran after it was rolled back too, so nothing was "
+                            + "committed",
+                    "40000");
         }
 
         private void workEnded(GuardedConnection guarded, long start) {
@@ -389,8 +402,8 @@ final class TransactionRunner {
                 throw aborted;
             }
             SQLException whole = guarded == null ? null : guarded.rolledBackWhole();
-            SQLException rolledBack = whole != null ? AbortedTransactions.rolledBackWhole(whole)
-                    : rolledBackByProcedure();
+            SQLException rolledBack =
+                    whole != null ? AbortedTransactions.rolledBackWhole(whole) : rolledBackByProcedure();
             if (rolledBack != null) {
                 ended = rollbackInto(rolledBack);
                 throw rolledBack;
@@ -416,9 +429,12 @@ final class TransactionRunner {
                 return commitFailure;
             }
             outcome = Outcome.OUTCOME_UNKNOWN;
-            return new CommitOutcomeUnknownException("commit failed (SQLState " + commitFailure.getSQLState()
-                    + ") and its answer may have been lost; the write may have taken effect: do not retry "
-                    + "blindly, read it back or use an idempotency key", commitFailure, false);
+            return new CommitOutcomeUnknownException(
+                    "commit failed (SQLState " + commitFailure.getSQLState()
+                            + ") and its answer may have been lost; the write may have taken effect: do not retry "
+                            + "blindly, read it back or use an idempotency key",
+                    commitFailure,
+                    false);
         }
 
         /**
@@ -566,9 +582,11 @@ final class TransactionRunner {
      */
     private static CommitOutcomeUnknownException acknowledgedButUncleaned(Throwable cleanup) {
         String state = cleanup instanceof SQLException e ? e.getSQLState() : null;
-        var unknown = new CommitOutcomeUnknownException("the commit succeeded but the connection cleanup after it "
-                + "failed (" + (state != null ? "SQLState " + state : cleanup.toString()) + "); the write took effect",
-                cleanup, true);
+        var unknown = new CommitOutcomeUnknownException(
+                "the commit succeeded but the connection cleanup after it " + "failed ("
+                        + (state != null ? "SQLState " + state : cleanup.toString()) + "); the write took effect",
+                cleanup,
+                true);
         if (cleanup instanceof VirtualMachineError vm) {
             vm.addSuppressed(unknown);
             throw vm;
@@ -581,11 +599,15 @@ final class TransactionRunner {
         if (!(value instanceof AutoCloseable) && !(value instanceof DatabaseMetaData)) {
             return;
         }
-        if (value instanceof Connection || value instanceof Statement || value instanceof ResultSet
-                || value instanceof DatabaseMetaData || value instanceof BaseStream<?, ?>) {
-            throw new IllegalStateException("work returned a " + value.getClass().getName() + ", which would "
-                    + "escape the barrier: its connection goes back to the pool when work returns. Return a fully "
-                    + "materialised value (e.g. a List) instead; the transaction was rolled back.");
+        if (value instanceof Connection
+                || value instanceof Statement
+                || value instanceof ResultSet
+                || value instanceof DatabaseMetaData
+                || value instanceof BaseStream<?, ?>) {
+            throw new IllegalStateException(
+                    "work returned a " + value.getClass().getName() + ", which would "
+                            + "escape the barrier: its connection goes back to the pool when work returns. Return a fully "
+                            + "materialised value (e.g. a List) instead; the transaction was rolled back.");
         }
     }
 

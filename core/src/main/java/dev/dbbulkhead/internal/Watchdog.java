@@ -29,8 +29,10 @@ final class Watchdog implements Runnable {
     }
 
     private final Thread thread = Thread.currentThread();
+
     @SuppressWarnings("unused") // through STATE
     private volatile int state;
+
     private @Nullable ScheduledFuture<?> task;
 
     private Watchdog() {}

@@ -30,28 +30,35 @@ final class WorkloadImpl implements Workload {
     }
 
     @Override
-    public <T extends @Nullable Object> T transaction(Duration queueWait, SqlWork<T> work) throws SQLException, InterruptedException {
+    public <T extends @Nullable Object> T transaction(Duration queueWait, SqlWork<T> work)
+            throws SQLException, InterruptedException {
         Preconditions.notNull(work, "work");
         Preconditions.notNegative(queueWait, "queueWait");
         return run(queueWait, null, null, work);
     }
 
     @Override
-    public <T extends @Nullable Object> T transaction(Deadline deadline, SqlWork<T> work) throws SQLException, InterruptedException {
+    public <T extends @Nullable Object> T transaction(Deadline deadline, SqlWork<T> work)
+            throws SQLException, InterruptedException {
         Preconditions.notNull(work, "work");
         Preconditions.notNull(deadline, "deadline");
         return run(null, deadline, null, work);
     }
 
     @Override
-    public <T extends @Nullable Object> T transaction(TransactionOptions options, SqlWork<T> work) throws SQLException, InterruptedException {
+    public <T extends @Nullable Object> T transaction(TransactionOptions options, SqlWork<T> work)
+            throws SQLException, InterruptedException {
         Preconditions.notNull(work, "work");
         Preconditions.notNull(options, "options");
         return run(options.queueWait(), options.deadline(), options, work);
     }
 
     /** One transaction inside one lease; a deadline passed inside becomes the public rejection, once released. */
-    private <T extends @Nullable Object> T run(@Nullable Duration queueWait, @Nullable Deadline deadline, @Nullable TransactionOptions options, SqlWork<T> work)
+    private <T extends @Nullable Object> T run(
+            @Nullable Duration queueWait,
+            @Nullable Deadline deadline,
+            @Nullable TransactionOptions options,
+            SqlWork<T> work)
             throws SQLException, InterruptedException {
         PermitLease lease = admission.admit(queueWait, deadline, false);
         try {

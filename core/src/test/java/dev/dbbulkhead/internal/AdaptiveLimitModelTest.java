@@ -51,6 +51,7 @@ class AdaptiveLimitModelTest {
         double longMs;
         /** CPU-like thrashing: each operation beyond K in flight makes every one this much slower (0: none). */
         double thrash;
+
         long completed;
         long signalled;
 
@@ -60,8 +61,15 @@ class AdaptiveLimitModelTest {
             this.serviceMs = serviceMs;
             this.overheadMs = overheadMs;
             this.random = new Random(seed);
-            this.limit = new AdaptiveLimit(permits, 1, max, 0, now, seed, (from, to, cause, latency) ->
-                    changes.add(now / MS + " ms: " + from + " -> " + to + " (" + cause + ")"));
+            this.limit = new AdaptiveLimit(
+                    permits,
+                    1,
+                    max,
+                    0,
+                    now,
+                    seed,
+                    (from, to, cause, latency) ->
+                            changes.add(now / MS + " ms: " + from + " -> " + to + " (" + cause + ")"));
         }
 
         /** Runs for {@code nanos}: starts operations while permits are free, completes them, ticks the clock. */
@@ -110,8 +118,10 @@ class AdaptiveLimitModelTest {
                 }
                 int n = inflight.size() + 1;
                 double service = longMs > 0 && random.nextInt(10) == 0 ? longMs : serviceMs;
-                double ms = (overheadMs + service * Math.max(1.0, (double) n / capacity)
-                        * (1 + thrash * Math.max(0, n - capacity)))
+                double ms = (overheadMs
+                                + service
+                                        * Math.max(1.0, (double) n / capacity)
+                                        * (1 + thrash * Math.max(0, n - capacity)))
                         * Math.exp(noise * random.nextGaussian() - noise * noise / 2);
                 inflight.add(new long[] {now + (long) (ms * MS), now, index});
             }
@@ -134,8 +144,8 @@ class AdaptiveLimitModelTest {
         /** Throughput at a fixed concurrency n (the same model, no controller), for comparison. */
         double throughputAt(int n) {
             double service = longMs > 0 ? 0.9 * serviceMs + 0.1 * longMs : serviceMs;
-            double hold = overheadMs + service * Math.max(1.0, (double) n / capacity)
-                    * (1 + thrash * Math.max(0, n - capacity));
+            double hold = overheadMs
+                    + service * Math.max(1.0, (double) n / capacity) * (1 + thrash * Math.max(0, n - capacity));
             return n * 1e3 / hold;
         }
 
@@ -160,7 +170,8 @@ class AdaptiveLimitModelTest {
         var sim = new Simulation(16, 4, 10, 1.5, 1);
         sim.run(5 * SECOND);
         double[] m = sim.measure(30 * SECOND);
-        assertThat(m[1]).as("throughput %.0f/s against the best static %.0f: %s", m[1], sim.bestStatic(), sim.tail())
+        assertThat(m[1])
+                .as("throughput %.0f/s against the best static %.0f: %s", m[1], sim.bestStatic(), sim.tail())
                 .isGreaterThan(0.95 * sim.bestStatic());
         assertThat(m[0]).as("mean limit, no collapse towards K: %s", sim.tail()).isGreaterThan(7.0);
     }
@@ -172,7 +183,8 @@ class AdaptiveLimitModelTest {
         sim.thrash = 0.04;
         sim.run(10 * SECOND);
         double[] m = sim.measure(30 * SECOND);
-        assertThat(m[1]).as("throughput %.0f/s against the best static %.0f: %s", m[1], sim.bestStatic(), sim.tail())
+        assertThat(m[1])
+                .as("throughput %.0f/s against the best static %.0f: %s", m[1], sim.bestStatic(), sim.tail())
                 .isGreaterThan(0.95 * sim.bestStatic());
         assertThat(m[0]).as("mean limit: %s", sim.tail()).isLessThan(10.0);
         assertThat(sim.throughputAt(16)).as("B itself would lose").isLessThan(0.8 * sim.bestStatic());
@@ -189,11 +201,14 @@ class AdaptiveLimitModelTest {
         double[] low = sim.measure(10 * SECOND);
         assertThat(low[1]).as("the first 10 s at K = 2: %s", sim.tail()).isGreaterThan(0.95 * sim.bestStatic());
         sim.run(50 * SECOND);
-        assertThat(sim.limit.level()).as("a minute at K = 2, below B and no collapse below K: %s", sim.tail())
+        assertThat(sim.limit.level())
+                .as("a minute at K = 2, below B and no collapse below K: %s", sim.tail())
                 .isBetween(2, 15);
         sim.capacity = 8;
         sim.run(2 * SECOND);
-        assertThat(sim.limit.level()).as("2 s after the step back up: %s", sim.tail()).isGreaterThanOrEqualTo(8);
+        assertThat(sim.limit.level())
+                .as("2 s after the step back up: %s", sim.tail())
+                .isGreaterThanOrEqualTo(8);
         double[] high = sim.measure(10 * SECOND);
         // Past 8 in flight each step buys 1-2 % here (10 % of a hold outside the locks): below what a probe resolves,
         // so it stops near K, 5 % short of B's throughput, the regret of not telling 2 % from noise.
@@ -207,7 +222,8 @@ class AdaptiveLimitModelTest {
         sim.longMs = 100;
         sim.run(5 * SECOND);
         double[] m = sim.measure(60 * SECOND);
-        assertThat(m[1]).as("throughput %.0f/s against the best static %.0f: %s", m[1], sim.bestStatic(), sim.tail())
+        assertThat(m[1])
+                .as("throughput %.0f/s against the best static %.0f: %s", m[1], sim.bestStatic(), sim.tail())
                 .isGreaterThan(0.95 * sim.bestStatic());
         assertThat(m[0]).as("mean limit: %s", sim.tail()).isGreaterThan(8.0);
     }
@@ -228,7 +244,8 @@ class AdaptiveLimitModelTest {
         var sim = new Simulation(16, 16, 10, 1, 12);
         assertThat(sim.permits.limit()).isEqualTo(16);
         double[] m = sim.measure(20 * SECOND);
-        assertThat(m[1]).as("against B, where every operation pays: %s", sim.tail())
+        assertThat(m[1])
+                .as("against B, where every operation pays: %s", sim.tail())
                 .isGreaterThan(0.97 * sim.throughputAt(16));
     }
 
@@ -241,7 +258,9 @@ class AdaptiveLimitModelTest {
         double sum = 0;
         for (int minute = 0; minute < 10; minute++) {
             double[] m = sim.measure(60 * SECOND);
-            assertThat(m[1]).as("minute %d, no collapse: %s", minute, sim.tail()).isGreaterThan(0.92 * sim.bestStatic());
+            assertThat(m[1])
+                    .as("minute %d, no collapse: %s", minute, sim.tail())
+                    .isGreaterThan(0.92 * sim.bestStatic());
             sum += m[1];
         }
         assertThat(sum / 10).as("ten minutes: %s", sim.tail()).isGreaterThan(0.95 * sim.bestStatic());
@@ -315,6 +334,8 @@ class AdaptiveLimitModelTest {
         }
         long before = sim.completed;
         sim.run(10 * SECOND);
-        assertThat(sim.completed - before).as("the workload still completes work: %s", sim.tail()).isPositive();
+        assertThat(sim.completed - before)
+                .as("the workload still completes work: %s", sim.tail())
+                .isPositive();
     }
 }

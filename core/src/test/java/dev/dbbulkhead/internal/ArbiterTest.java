@@ -10,9 +10,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
-import org.junit.jupiter.api.Test;
 
 /**
  * The arbiter over real {@link Permits}, without a database: the shared limit under races (callers of a regular and an
@@ -56,7 +56,8 @@ class ArbiterTest {
         var most = new AtomicInteger();
         var stop = new AtomicBoolean();
         var threads = new ArrayList<Thread>();
-        ThreadFactory factory = virtual ? Thread.ofVirtual().factory() : Thread.ofPlatform().factory();
+        ThreadFactory factory =
+                virtual ? Thread.ofVirtual().factory() : Thread.ofPlatform().factory();
         var started = new CountDownLatch(16);
         for (int i = 0; i < 16; i++) {
             var m = i % 2 == 0 ? regular : elastic;
@@ -99,9 +100,12 @@ class ArbiterTest {
             t.join();
         }
         assertThat(ticks).isGreaterThan(1_000);
-        assertThat(most.get()).as("operations holding permits at once, of both workloads").isLessThanOrEqualTo(shared)
+        assertThat(most.get())
+                .as("operations holding permits at once, of both workloads")
+                .isLessThanOrEqualTo(shared)
                 .isPositive();
-        assertThat(regular.permits.available() + elastic.permits.available()).as("all permits back")
+        assertThat(regular.permits.available() + elastic.permits.available())
+                .as("all permits back")
                 .isEqualTo(regular.permits.limit() + elastic.permits.limit());
     }
 
@@ -128,7 +132,9 @@ class ArbiterTest {
                 tick(arbiter, now, regular, elastic);
             }
         }
-        assertThat(elastic.permits.limit()).as("grown into the room the regular demand leaves").isEqualTo(6);
+        assertThat(elastic.permits.limit())
+                .as("grown into the room the regular demand leaves")
+                .isEqualTo(6);
         // Regular callers arrive and wait: congestion; the elastic allowance halves per window down to its floor,
         // and the regular limit takes what elastic gives back as it is released.
         var waiters = new ArrayList<Permits.Node>();
@@ -154,10 +160,13 @@ class ArbiterTest {
                 elastic.permits.exit(held.removeLast()); // elastic work finishing
             }
         }
-        assertThat(elastic.permits.limit()).as("what the regular demand (its B) leaves of 8, its floor at least")
+        assertThat(elastic.permits.limit())
+                .as("what the regular demand (its B) leaves of 8, its floor at least")
                 .isBetween(1, 2);
         assertThat(regular.permits.limit()).as("its whole B").isEqualTo(6);
         assertThat(regular.permits.limit() + elastic.permits.limit()).isLessThanOrEqualTo(8);
-        assertThat(regular.permits.waiting()).as("the queued regular caller got a permit elastic gave back").isZero();
+        assertThat(regular.permits.waiting())
+                .as("the queued regular caller got a permit elastic gave back")
+                .isZero();
     }
 }

@@ -59,18 +59,20 @@ class BarrierClockTest {
         var telemetry = new Telemetry(List.of(), now::get, log);
         var regularPermits = new Permits(6, 20);
         var elasticPermits = new Permits(6, 20);
-        var regular = Steering.of(workload("regular"), config("regular", Priority.REGULAR), regularPermits,
-                telemetry, true);
-        var elastic = Steering.of(workload("elastic"), config("elastic", Priority.ELASTIC), elasticPermits,
-                telemetry, true);
+        var regular =
+                Steering.of(workload("regular"), config("regular", Priority.REGULAR), regularPermits, telemetry, true);
+        var elastic =
+                Steering.of(workload("elastic"), config("elastic", Priority.ELASTIC), elasticPermits, telemetry, true);
         var broken = new Broken();
         var members = List.of(Objects.requireNonNull(regular.member()), Objects.requireNonNull(elastic.member()));
-        var clock = new BarrierClock("db", List.of(broken, regular, elastic), new Arbiter(8, members, 0), now::get,
-                log);
+        var clock =
+                new BarrierClock("db", List.of(broken, regular, elastic), new Arbiter(8, members, 0), now::get, log);
         for (Controls c : List.of(regular, elastic)) {
             c.apply(); // what BarrierClock.start does before the first tick
         }
-        assertThat(elasticPermits.limit()).as("elastic work starts at its floor").isEqualTo(1);
+        assertThat(elasticPermits.limit())
+                .as("elastic work starts at its floor")
+                .isEqualTo(1);
 
         var held = new ArrayList<Permits.Node>();
         int ticks = 20 * (int) (Arbiter.WINDOW_MILLIS / BarrierClock.TICK_MILLIS);
@@ -87,24 +89,39 @@ class BarrierClockTest {
         }
 
         assertThat(broken.ticks).as("the broken control ran at every tick").hasValue(ticks);
-        assertThat(elasticPermits.limit()).as("elastic grew, window by window, to its B").isEqualTo(6);
-        assertThat(regularPermits.limit()).as("the idle regular workload's limit came down to what is left of 8")
+        assertThat(elasticPermits.limit())
+                .as("elastic grew, window by window, to its B")
+                .isEqualTo(6);
+        assertThat(regularPermits.limit())
+                .as("the idle regular workload's limit came down to what is left of 8")
                 .isEqualTo(2);
-        assertThat(log.lines).as("one line per kind of failure, not one per tick").hasSize(2);
-        assertThat(log.lines).anySatisfy(l -> assertThat(l).contains("tick of the controls of workload 'broken'")
-                .contains("IllegalStateException"));
-        assertThat(log.lines).anySatisfy(l -> assertThat(l).contains("limit of the controls of workload 'broken'")
-                .contains("ArithmeticException"));
+        assertThat(log.lines)
+                .as("one line per kind of failure, not one per tick")
+                .hasSize(2);
+        assertThat(log.lines)
+                .anySatisfy(l -> assertThat(l)
+                        .contains("tick of the controls of workload 'broken'")
+                        .contains("IllegalStateException"));
+        assertThat(log.lines)
+                .anySatisfy(l -> assertThat(l)
+                        .contains("limit of the controls of workload 'broken'")
+                        .contains("ArithmeticException"));
         held.forEach(elasticPermits::exit);
     }
 
     private static WorkloadConfig config(String name, Priority priority) {
-        return WorkloadConfig.builder(name).concurrent(6).extraSlots(20).priority(priority).build();
+        return WorkloadConfig.builder(name)
+                .concurrent(6)
+                .extraSlots(20)
+                .priority(priority)
+                .build();
     }
 
     /** A workload that only has a name: all the controls ask of it here. */
     private static Workload workload(String name) {
-        return (Workload) Proxy.newProxyInstance(Workload.class.getClassLoader(), new Class<?>[] {Workload.class},
+        return (Workload) Proxy.newProxyInstance(
+                Workload.class.getClassLoader(),
+                new Class<?>[] {Workload.class},
                 (proxy, method, args) -> switch (method.getName()) {
                     case "name" -> name;
                     case "bulkheadName" -> "db";

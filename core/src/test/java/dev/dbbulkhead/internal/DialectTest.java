@@ -25,8 +25,12 @@ class DialectTest {
         assertThat(rollsBackOnTimeout.rolledBackWhole(DEADLOCK)).isTrue();
         assertThat(statementOnly.rolledBackWhole(DEADLOCK)).isTrue();
         assertThat(rollsBackOnTimeout.rolledBackWhole(LOCK_WAIT)).isTrue();
-        assertThat(statementOnly.rolledBackWhole(LOCK_WAIT)).as("only the statement was rolled back").isFalse();
-        assertThat(rollsBackOnTimeout.rolledBackWhole(DUPLICATE)).as("a duplicate key: the statement only").isFalse();
+        assertThat(statementOnly.rolledBackWhole(LOCK_WAIT))
+                .as("only the statement was rolled back")
+                .isFalse();
+        assertThat(rollsBackOnTimeout.rolledBackWhole(DUPLICATE))
+                .as("a duplicate key: the statement only")
+                .isFalse();
         assertThat(statementOnly.lockTimedOut(LOCK_WAIT)).isTrue();
     }
 
@@ -34,6 +38,7 @@ class DialectTest {
     void onPostgreSqlAndElsewhereNoStatementFailureIsTakenForAWholeRollback() {
         assertThat(new Dialect.Postgres().rolledBackWhole(DEADLOCK)).isFalse();
         assertThat(new Dialect.Other("H2").rolledBackWhole(DEADLOCK)).isFalse();
-        assertThat(new Dialect.Postgres().statementTimedOut(new SQLException("canceled", "57014"))).isTrue();
+        assertThat(new Dialect.Postgres().statementTimedOut(new SQLException("canceled", "57014")))
+                .isTrue();
     }
 }

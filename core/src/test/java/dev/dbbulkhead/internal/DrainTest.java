@@ -13,7 +13,9 @@ class DrainTest {
         var drain = new Drain();
         long now = windowOfHolds(drain, MS);
         assertThat(drain.meanNanos()).isEqualTo(10 * MS);
-        assertThat(drain.expectedWaitNanos(3, 0, 2, now)).as("4 permits back at 2 per 10 ms").isEqualTo(20 * MS);
+        assertThat(drain.expectedWaitNanos(3, 0, 2, now))
+                .as("4 permits back at 2 per 10 ms")
+                .isEqualTo(20 * MS);
     }
 
     @Test
@@ -21,8 +23,12 @@ class DrainTest {
         var drain = new Drain();
         long now = windowOfHolds(drain, MS);
         // L = 2, 10 ms holds: 2 permits back expected within 10 ms, the caller behind 5 waiters needs 6 of them.
-        assertThat(drain.unlikelyToStart(5, 2, 10 * MS, now)).as("behind 5, a chance of 1.7 percent").isFalse();
-        assertThat(drain.unlikelyToStart(6, 2, 10 * MS, now)).as("behind 6, of 0.45 percent").isTrue();
+        assertThat(drain.unlikelyToStart(5, 2, 10 * MS, now))
+                .as("behind 5, a chance of 1.7 percent")
+                .isFalse();
+        assertThat(drain.unlikelyToStart(6, 2, 10 * MS, now))
+                .as("behind 6, of 0.45 percent")
+                .isTrue();
     }
 
     @Test

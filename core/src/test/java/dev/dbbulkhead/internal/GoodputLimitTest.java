@@ -59,7 +59,8 @@ class GoodputLimitTest {
         var rule = rule(16);
         // 0.2 % per permit in flight: each step down loses less than the bound, all of them together more.
         run(rule, 400, n -> 1000 + 2.0 * n);
-        assertThat(1000 + 2.0 * rule.level()).as("within the bound of the peak, at %d", rule.level())
+        assertThat(1000 + 2.0 * rule.level())
+                .as("within the bound of the peak, at %d", rule.level())
                 .isGreaterThanOrEqualTo((1 - GoodputLimit.LOSS) * (1000 + 2.0 * 16));
     }
 
@@ -90,17 +91,21 @@ class GoodputLimitTest {
         var cut = rule.next(new GoodputLimit.Window(16, 100, 1000, 200 * MS, 0, true), 150 * MS);
         assertThat(cut.limit()).as("16 × 0.75").isEqualTo(12);
         assertThat(cut.cause()).isEqualTo("latency ceiling");
-        assertThat(rule.next(new GoodputLimit.Window(12, 100, 1000, 2_000 * MS, 0, true), 150 * MS).limit())
+        assertThat(rule.next(new GoodputLimit.Window(12, 100, 1000, 2_000 * MS, 0, true), 150 * MS)
+                        .limit())
                 .isEqualTo(6);
     }
 
     @Test
     void stuckHoldersRaiseItByOneAndAnUnusedLimitTeachesNothing() {
         var rule = new GoodputLimit(1, 16, 4, new SplittableRandom(1));
-        assertThat(rule.next(new GoodputLimit.Window(4, 0, 0, 0, 0, true), 0).limit()).isEqualTo(5);
+        assertThat(rule.next(new GoodputLimit.Window(4, 0, 0, 0, 0, true), 0).limit())
+                .isEqualTo(5);
         for (int i = 0; i < 50; i++) {
-            assertThat(rule.next(new GoodputLimit.Window(5, 100, 500, 10 * MS, 0, false), 0).limit())
-                    .as("not binding: no probe, no move").isEqualTo(5);
+            assertThat(rule.next(new GoodputLimit.Window(5, 100, 500, 10 * MS, 0, false), 0)
+                            .limit())
+                    .as("not binding: no probe, no move")
+                    .isEqualTo(5);
         }
     }
 
@@ -117,7 +122,8 @@ class GoodputLimitTest {
         while (limits[firstBelow] == 16) {
             firstBelow++;
         }
-        assertThat(firstBelow).as("the first probe after the change comes soon, not after a long back-off")
+        assertThat(firstBelow)
+                .as("the first probe after the change comes soon, not after a long back-off")
                 .isLessThan(12);
     }
 }

@@ -4,11 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
 
 import dev.dbbulkhead.testkit.NoopConnection;
+import java.lang.module.ModuleFinder;
+import java.lang.module.ModuleReader;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
-import java.lang.module.ModuleFinder;
-import java.lang.module.ModuleReader;
 import java.lang.reflect.Proxy;
 import java.sql.Array;
 import java.sql.CallableStatement;
@@ -41,8 +41,8 @@ import org.junit.jupiter.params.provider.ValueSource;
  */
 @Tag("no-db")
 class GuardedJdbcCoverageTest {
-    private static final Set<String> ALWAYS_ALLOWED = Set.of("close", "free", "isClosed", "unwrap", "isWrapperFor",
-            "getDriverMajorVersion", "getDriverMinorVersion");
+    private static final Set<String> ALWAYS_ALLOWED = Set.of(
+            "close", "free", "isClosed", "unwrap", "isWrapperFor", "getDriverMajorVersion", "getDriverMinorVersion");
 
     /** The driver's side: records each call and answers a default value (a stub result set for result sets). */
     private static final class Driver {
@@ -51,7 +51,8 @@ class GuardedJdbcCoverageTest {
         <T> T stub(Class<T> type) {
             return type.cast(Proxy.newProxyInstance(type.getClassLoader(), new Class<?>[] {type}, (proxy, m, args) -> {
                 if (m.getDeclaringClass() == Object.class) {
-                    return m.getName().equals("toString") ? "driver " + type.getSimpleName()
+                    return m.getName().equals("toString")
+                            ? "driver " + type.getSimpleName()
                             : m.getName().equals("hashCode") ? System.identityHashCode(proxy) : proxy == args[0];
                 }
                 calls.add(m.getName() + (args == null ? 0 : args.length));
@@ -59,8 +60,11 @@ class GuardedJdbcCoverageTest {
                 if (r == ResultSet.class) {
                     return stub(ResultSet.class);
                 }
-                if (r == Statement.class || r == Array.class || r == Connection.class
-                        || r == PreparedStatement.class || r == CallableStatement.class
+                if (r == Statement.class
+                        || r == Array.class
+                        || r == Connection.class
+                        || r == PreparedStatement.class
+                        || r == CallableStatement.class
                         || r == DatabaseMetaData.class) {
                     return stub(r);
                 }
@@ -96,8 +100,9 @@ class GuardedJdbcCoverageTest {
         Class<?>[] types = m.getParameterTypes();
         var args = new Object[types.length];
         for (int i = 0; i < types.length; i++) {
-            args[i] = types[i] == String.class ? "SELECT 1" : types[i] == Class.class ? Object.class
-                    : defaultValue(types[i]);
+            args[i] = types[i] == String.class
+                    ? "SELECT 1"
+                    : types[i] == Class.class ? Object.class : defaultValue(types[i]);
         }
         return args;
     }
@@ -106,23 +111,40 @@ class GuardedJdbcCoverageTest {
 
     private static Kind kind(String name) {
         return switch (name) {
-            case "Statement" -> new Kind(Statement.class, GuardedStatement.class,
-                    (c, d) -> new GuardedStatement(c, d.stub(Statement.class)));
-            case "PreparedStatement" -> new Kind(PreparedStatement.class, GuardedPreparedStatement.class,
-                    (c, d) -> new GuardedPreparedStatement(c, d.stub(PreparedStatement.class)));
-            case "CallableStatement" -> new Kind(CallableStatement.class, GuardedCallableStatement.class,
-                    (c, d) -> new GuardedCallableStatement(c, d.stub(CallableStatement.class)));
-            case "ResultSet" -> new Kind(ResultSet.class, GuardedResultSet.class,
-                    (c, d) -> new GuardedResultSet(c, d.stub(ResultSet.class), null));
-            case "Array" -> new Kind(Array.class, GuardedArray.class,
-                    (c, d) -> new GuardedArray(c, d.stub(Array.class)));
-            default -> new Kind(DatabaseMetaData.class, GuardedMetaData.class,
-                    (c, d) -> new GuardedMetaData(c, d.stub(DatabaseMetaData.class)));
+            case "Statement" ->
+                new Kind(
+                        Statement.class,
+                        GuardedStatement.class,
+                        (c, d) -> new GuardedStatement(c, d.stub(Statement.class)));
+            case "PreparedStatement" ->
+                new Kind(
+                        PreparedStatement.class,
+                        GuardedPreparedStatement.class,
+                        (c, d) -> new GuardedPreparedStatement(c, d.stub(PreparedStatement.class)));
+            case "CallableStatement" ->
+                new Kind(
+                        CallableStatement.class,
+                        GuardedCallableStatement.class,
+                        (c, d) -> new GuardedCallableStatement(c, d.stub(CallableStatement.class)));
+            case "ResultSet" ->
+                new Kind(
+                        ResultSet.class,
+                        GuardedResultSet.class,
+                        (c, d) -> new GuardedResultSet(c, d.stub(ResultSet.class), null));
+            case "Array" ->
+                new Kind(Array.class, GuardedArray.class, (c, d) -> new GuardedArray(c, d.stub(Array.class)));
+            default ->
+                new Kind(
+                        DatabaseMetaData.class,
+                        GuardedMetaData.class,
+                        (c, d) -> new GuardedMetaData(c, d.stub(DatabaseMetaData.class)));
         };
     }
 
     private static List<Method> methodsOf(Class<?> type) {
-        return java.util.Arrays.stream(type.getMethods()).filter(m -> !Modifier.isStatic(m.getModifiers())).toList();
+        return java.util.Arrays.stream(type.getMethods())
+                .filter(m -> !Modifier.isStatic(m.getModifiers()))
+                .toList();
     }
 
     private static Object invoke(Object target, Method m) throws Throwable {
@@ -134,14 +156,15 @@ class GuardedJdbcCoverageTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"Statement", "PreparedStatement", "CallableStatement", "ResultSet", "DatabaseMetaData",
-        "Array"})
+    @ValueSource(
+            strings = {"Statement", "PreparedStatement", "CallableStatement", "ResultSet", "DatabaseMetaData", "Array"})
     void everyMethodIsDeclaredByTheWrapperAndReachesTheDriverWhileOpen(String name) throws Throwable {
         var kind = kind(name);
         var connection = new GuardedConnection(new NoopConnection(), new Dialect.Postgres());
         for (Method m : methodsOf(kind.type())) {
             Method declared = kind.wrapper().getMethod(m.getName(), m.getParameterTypes());
-            assertThat(declared.getDeclaringClass().getSimpleName()).as("%s is declared by a wrapper", m)
+            assertThat(declared.getDeclaringClass().getSimpleName())
+                    .as("%s is declared by a wrapper", m)
                     .startsWith("Guarded");
             var driver = new Driver();
             Object wrapper = kind.make().apply(connection, driver);
@@ -152,7 +175,8 @@ class GuardedJdbcCoverageTest {
             try {
                 result = invoke(wrapper, m);
             } catch (SQLException e) {
-                if (m.getParameterTypes().length > 0 && m.getParameterTypes()[0] == String.class
+                if (m.getParameterTypes().length > 0
+                        && m.getParameterTypes()[0] == String.class
                         && (m.getName().startsWith("execute") || m.getName().equals("addBatch"))) {
                     fail("%s refused plain SQL: %s", m, e);
                 }
@@ -163,7 +187,8 @@ class GuardedJdbcCoverageTest {
                 assertThat(driver.calls).isEmpty();
                 continue;
             }
-            assertThat(driver.calls).as("%s reaches the driver once", m)
+            assertThat(driver.calls)
+                    .as("%s reaches the driver once", m)
                     .containsExactly(m.getName() + m.getParameterCount());
             if (m.getReturnType() == ResultSet.class) {
                 assertThat(result).as("%s hands out a guarded result set", m).isInstanceOf(GuardedResultSet.class);
@@ -183,7 +208,8 @@ class GuardedJdbcCoverageTest {
         var kind = kind(name);
         int checked = 0;
         for (Method m : methodsOf(kind.type())) {
-            if (m.getParameterCount() == 0 || m.getParameterTypes()[0] != String.class
+            if (m.getParameterCount() == 0
+                    || m.getParameterTypes()[0] != String.class
                     || !(m.getName().startsWith("execute") || m.getName().equals("addBatch"))) {
                 continue;
             }
@@ -202,12 +228,14 @@ class GuardedJdbcCoverageTest {
             assertThat(driver.calls).as("%s reached the driver", m).isEmpty();
             checked++;
         }
-        assertThat(checked).as("execute and addBatch variants").isGreaterThanOrEqualTo(name.equals("Statement") ? 10 : 0);
+        assertThat(checked)
+                .as("execute and addBatch variants")
+                .isGreaterThanOrEqualTo(name.equals("Statement") ? 10 : 0);
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"Statement", "PreparedStatement", "CallableStatement", "ResultSet", "DatabaseMetaData",
-        "Array"})
+    @ValueSource(
+            strings = {"Statement", "PreparedStatement", "CallableStatement", "ResultSet", "DatabaseMetaData", "Array"})
     void onceTheTransactionEndedEveryCallFailsWithoutReachingTheDriver(String name) throws Throwable {
         var kind = kind(name);
         var connection = new GuardedConnection(new NoopConnection(), new Dialect.Postgres());
@@ -238,9 +266,18 @@ class GuardedJdbcCoverageTest {
 
     /** The JDBC objects that work is handed, and how each is wrapped around the driver's; the connection first. */
     private static final Map<Class<?>, BiFunction<GuardedConnection, Driver, Object>> HANDED_OUT = Map.of(
-            Statement.class, kind("Statement").make(), PreparedStatement.class, kind("PreparedStatement").make(),
-            CallableStatement.class, kind("CallableStatement").make(), ResultSet.class, kind("ResultSet").make(),
-            DatabaseMetaData.class, kind("DatabaseMetaData").make(), Array.class, kind("Array").make());
+            Statement.class,
+            kind("Statement").make(),
+            PreparedStatement.class,
+            kind("PreparedStatement").make(),
+            CallableStatement.class,
+            kind("CallableStatement").make(),
+            ResultSet.class,
+            kind("ResultSet").make(),
+            DatabaseMetaData.class,
+            kind("DatabaseMetaData").make(),
+            Array.class,
+            kind("Array").make());
 
     /** Interfaces with such a getter that no JDBC object handed to work returns, and why. */
     private static final Map<Class<?>, String> NOT_HANDED_OUT = Map.of(
@@ -248,16 +285,22 @@ class GuardedJdbcCoverageTest {
             java.sql.ConnectionBuilder.class, "built by a DataSource, which work never gets");
 
     private static boolean reachesAConnection(Class<?> type) {
-        return Connection.class.isAssignableFrom(type) || Statement.class.isAssignableFrom(type)
+        return Connection.class.isAssignableFrom(type)
+                || Statement.class.isAssignableFrom(type)
                 || ResultSet.class.isAssignableFrom(type);
     }
 
     /** Every public interface of {@code java.sql} in this JDK, read from the module itself. */
     private static List<Class<?>> jdbcInterfaces() throws Exception {
         var types = new ArrayList<Class<?>>();
-        try (ModuleReader reader = ModuleFinder.ofSystem().find("java.sql").orElseThrow().open()) {
-            for (String name : reader.list().filter(n -> n.startsWith("java/sql/") && n.endsWith(".class")
-                    && n.indexOf('/', "java/sql/".length()) < 0 && !n.contains("$")).toList()) {
+        try (ModuleReader reader =
+                ModuleFinder.ofSystem().find("java.sql").orElseThrow().open()) {
+            for (String name : reader.list()
+                    .filter(n -> n.startsWith("java/sql/")
+                            && n.endsWith(".class")
+                            && n.indexOf('/', "java/sql/".length()) < 0
+                            && !n.contains("$"))
+                    .toList()) {
                 Class<?> type = Class.forName(name.replace('/', '.').replace(".class", ""));
                 if (type.isInterface() && Modifier.isPublic(type.getModifiers())) {
                     types.add(type);
@@ -285,13 +328,20 @@ class GuardedJdbcCoverageTest {
                 }
             }
         }
-        assertThat(getters).as("the getters found").contains("Array.getResultSet", "ResultSet.getStatement",
-                "Statement.getConnection", "DatabaseMetaData.getConnection", "Connection.createStatement");
+        assertThat(getters)
+                .as("the getters found")
+                .contains(
+                        "Array.getResultSet",
+                        "ResultSet.getStatement",
+                        "Statement.getConnection",
+                        "DatabaseMetaData.getConnection",
+                        "Connection.createStatement");
         for (Class<?> type : reaching.values()) {
             if (type == Connection.class || NOT_HANDED_OUT.containsKey(type)) {
                 continue;
             }
-            assertThat(HANDED_OUT).as("%s reaches a connection: the guard must wrap it", type.getName())
+            assertThat(HANDED_OUT)
+                    .as("%s reaches a connection: the guard must wrap it", type.getName())
                     .containsKey(type);
         }
         var driver = new Driver();
@@ -310,10 +360,14 @@ class GuardedJdbcCoverageTest {
                 continue;
             }
             Object result = invoke(wrapper, m);
-            Connection back = result instanceof Connection c ? c
-                    : result instanceof Statement s ? s.getConnection()
-                    : ((ResultSet) result).getStatement().getConnection();
-            assertThat(back).as("%s.%s leads back to the guard", type.getSimpleName(), m).isSameAs(guard);
+            Connection back = result instanceof Connection c
+                    ? c
+                    : result instanceof Statement s
+                            ? s.getConnection()
+                            : ((ResultSet) result).getStatement().getConnection();
+            assertThat(back)
+                    .as("%s.%s leads back to the guard", type.getSimpleName(), m)
+                    .isSameAs(guard);
             checked++;
         }
         return checked;

@@ -29,12 +29,16 @@ class MySqlStatementsTest {
     void ordinaryMySqlTextIsNeverRefused() throws IOException {
         List<String> corpus = new ArrayList<>();
         try (InputStream in = MySqlStatementsTest.class.getResourceAsStream("/mysql-corpus.sql")) {
-            new String(in.readAllBytes(), StandardCharsets.UTF_8).lines()
-                    .filter(l -> !l.isBlank() && !l.startsWith("--")).forEach(corpus::add);
+            new String(in.readAllBytes(), StandardCharsets.UTF_8)
+                    .lines()
+                    .filter(l -> !l.isBlank() && !l.startsWith("--"))
+                    .forEach(corpus::add);
         }
         assertThat(corpus).hasSizeGreaterThanOrEqualTo(200);
-        var refused = corpus.stream().filter(sql -> read(sql) != null && read(sql).refused())
-                .map(sql -> sql + " -> " + read(sql)).toList();
+        var refused = corpus.stream()
+                .filter(sql -> read(sql) != null && read(sql).refused())
+                .map(sql -> sql + " -> " + read(sql))
+                .toList();
         assertThat(refused).isEmpty();
     }
 
@@ -86,8 +90,10 @@ class MySqlStatementsTest {
     @Test
     void aCommitAfterAHashCommentOrInsideSetStatementIsFound() {
         assertThat(read("SELECT 1;#c\nCOMMIT").command()).isEqualTo("COMMIT");
-        assertThat(read("SET STATEMENT max_statement_time=1 FOR COMMIT").command()).isEqualTo("COMMIT");
-        assertThat(read("SET STATEMENT max_statement_time=1 FOR CREATE TABLE t (a INT)").kind())
+        assertThat(read("SET STATEMENT max_statement_time=1 FOR COMMIT").command())
+                .isEqualTo("COMMIT");
+        assertThat(read("SET STATEMENT max_statement_time=1 FOR CREATE TABLE t (a INT)")
+                        .kind())
                 .isEqualTo(Kind.IMPLICIT_COMMIT);
     }
 
@@ -95,24 +101,35 @@ class MySqlStatementsTest {
     void aProcedureIsARiskToBeCheckedNotARefusal() {
         assertThat(read("CALL refresh_totals(42)")).isSameAs(MySqlStatements.PROCEDURE);
         assertThat(read("{call refresh_totals(?)}")).isSameAs(MySqlStatements.PROCEDURE);
-        assertThat(read("CALL p(); COMMIT").command()).as("a refusal after it still wins").isEqualTo("COMMIT");
+        assertThat(read("CALL p(); COMMIT").command())
+                .as("a refusal after it still wins")
+                .isEqualTo("COMMIT");
     }
 
     @Test
     void theSessionsSqlModeDecidesHowStringsAreRead() {
         String text = "SELECT 'it\\'s; COMMIT; --'";
-        assertThat(MySqlStatements.inspect(text, true, false)).as("backslash escapes (the default)").isNull();
-        assertThat(MySqlStatements.inspect(text, false, false)).as("NO_BACKSLASH_ESCAPES").isNotNull();
+        assertThat(MySqlStatements.inspect(text, true, false))
+                .as("backslash escapes (the default)")
+                .isNull();
+        assertThat(MySqlStatements.inspect(text, false, false))
+                .as("NO_BACKSLASH_ESCAPES")
+                .isNotNull();
         String quoted = "SELECT \"a\\\"; COMMIT; --\"";
         assertThat(MySqlStatements.inspect(quoted, true, false)).as("a string").isNull();
-        assertThat(MySqlStatements.inspect(quoted, true, true)).as("ANSI_QUOTES: an identifier").isNotNull();
+        assertThat(MySqlStatements.inspect(quoted, true, true))
+                .as("ANSI_QUOTES: an identifier")
+                .isNotNull();
     }
 
     @Test
     void theRefusalsSayWhyOnMySql() {
         assertThat(read("CREATE TABLE t (id INT)").refusal().getMessage())
-                .contains("commit the open transaction before it runs").contains("outside work");
-        assertThat(read("SET SESSION sql_mode = ''").refusal().getMessage()).contains("SET STATEMENT")
-                .contains("SET_VAR").doesNotContain("search_path");
+                .contains("commit the open transaction before it runs")
+                .contains("outside work");
+        assertThat(read("SET SESSION sql_mode = ''").refusal().getMessage())
+                .contains("SET STATEMENT")
+                .contains("SET_VAR")
+                .doesNotContain("search_path");
     }
 }

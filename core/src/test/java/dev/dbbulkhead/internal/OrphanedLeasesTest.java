@@ -46,11 +46,15 @@ class OrphanedLeasesTest {
         });
         assertThat(erased.await(30, TimeUnit.SECONDS)).isTrue();
         var lease = (PermitLease) leaked.get();
-        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(50)).until(() -> {
-            System.gc();
-            return Frames.orphaned(lease);
-        });
-        assertThat(w.available()).as("its thread is alive: the permit stays held").isEqualTo(1);
+        await().atMost(Duration.ofSeconds(30))
+                .pollInterval(Duration.ofMillis(50))
+                .until(() -> {
+                    System.gc();
+                    return Frames.orphaned(lease);
+                });
+        assertThat(w.available())
+                .as("its thread is alive: the permit stays held")
+                .isEqualTo(1);
         assertThat(w.reclaimed()).isZero();
 
         end.countDown();

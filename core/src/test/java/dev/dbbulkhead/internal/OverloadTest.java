@@ -35,17 +35,22 @@ class OverloadTest {
     void onlySaturationCounts(String sqlState, String message, boolean overload) {
         var failure = new SQLException(message, sqlState);
         assertThat(Overload.signalled(failure)).isEqualTo(overload);
-        assertThat(Overload.signalled(new RuntimeException("wrapped", failure))).as("as a cause").isEqualTo(overload);
+        assertThat(Overload.signalled(new RuntimeException("wrapped", failure)))
+                .as("as a cause")
+                .isEqualTo(overload);
     }
 
     @Test
     void theDeadlinePassingAtAnyStageIsLoad() {
         for (Stage stage : Stage.values()) {
-            assertThat(Overload.signalled(new DeadlinePassed(stage, 1_000, null))).as("%s", stage).isTrue();
+            assertThat(Overload.signalled(new DeadlinePassed(stage, 1_000, null)))
+                    .as("%s", stage)
+                    .isTrue();
         }
         // A statement the deadline's own lock_timeout cut short: the same 55P03 as above, but past the deadline.
         var lockWait = new SQLException("ERROR: canceling statement due to lock timeout", "55P03");
-        assertThat(Overload.signalled(new DeadlinePassed(Stage.STATEMENT, 1_000, lockWait))).isTrue();
+        assertThat(Overload.signalled(new DeadlinePassed(Stage.STATEMENT, 1_000, lockWait)))
+                .isTrue();
     }
 
     @Test

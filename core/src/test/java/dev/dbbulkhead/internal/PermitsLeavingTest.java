@@ -56,9 +56,12 @@ class PermitsLeavingTest {
         p.exit(h); // granted to w, which has not acknowledged it
         assertThat(w.state).isEqualTo(Permits.Node.GRANTED);
         w.abandoned = true;
-        assertThat(p.available()).as("the grant is out of circulation until someone locks").isZero();
+        assertThat(p.available())
+                .as("the grant is out of circulation until someone locks")
+                .isZero();
         var next = new Permits.Node(Thread.currentThread());
-        assertThat(Waits.enterAndQueue(p, next)).as("the next caller gets the reclaimed permit")
+        assertThat(Waits.enterAndQueue(p, next))
+                .as("the next caller gets the reclaimed permit")
                 .isEqualTo(Permits.Entry.ACQUIRED);
         assertThat(w.released()).isTrue();
         p.exit(next);

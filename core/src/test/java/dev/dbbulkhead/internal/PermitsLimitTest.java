@@ -82,7 +82,9 @@ class PermitsLimitTest {
                 Thread.onSpinWait(); // until the waiter is queued, not merely admitted
             }
             p.limit(2);
-            assertThat(waiter.get(10, TimeUnit.SECONDS)).as("handed the withheld permit").isTrue();
+            assertThat(waiter.get(10, TimeUnit.SECONDS))
+                    .as("handed the withheld permit")
+                    .isTrue();
         }
         p.exit(holder);
         assertThat(p.available()).isEqualTo(2);
@@ -149,9 +151,12 @@ class PermitsLimitTest {
             p.limit(limit);
             long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
             while (p.owed() > 0) {
-                assertThat(System.nanoTime()).as("what the lower limit is owed, taken: owed %d, free %d, executing %d,"
-                        + " admitted %d, waiting %d, holding %d, limit %d", p.owed(), p.available(), p.executing(),
-                        p.admitted(), p.waiting(), holding.get(), limit).isLessThan(until);
+                assertThat(System.nanoTime())
+                        .as(
+                                "what the lower limit is owed, taken: owed %d, free %d, executing %d,"
+                                        + " admitted %d, waiting %d, holding %d, limit %d",
+                                p.owed(), p.available(), p.executing(), p.admitted(), p.waiting(), holding.get(), limit)
+                        .isLessThan(until);
                 Thread.onSpinWait();
             }
             // Read here, by this thread, after the settlement: a worker's own reading may date from before it.

@@ -98,8 +98,9 @@ public class PermitsModelCheckTest {
         final void everythingBackButWhatIsHeld() {
             int h = java.util.Arrays.stream(held).sum();
             int free = Math.max(0, permits.limit() - h);
-            check(permits.available() == free, "free execution permits " + permits.available() + ", held " + h
-                    + ", limit " + permits.limit());
+            check(
+                    permits.available() == free,
+                    "free execution permits " + permits.available() + ", held " + h + ", limit " + permits.limit());
             int slots = Math.max(0, permits.limit() + q - h);
             check(permits.availableSlots() == slots, "free slots " + permits.availableSlots() + ", held " + h);
             check(permits.waiting() == 0, "still queued: " + permits.waiting());
@@ -135,7 +136,6 @@ public class PermitsModelCheckTest {
         public boolean exit(@Param(gen = ThreadIdGen.class) int tid) {
             return exitOldest(tid);
         }
-
     }
 
     /** B = 1, Q = 1: admission full, queueing, hand-off and abandon in every interleaving. */
@@ -207,9 +207,10 @@ public class PermitsModelCheckTest {
         public void validate() throws InterruptedException {
             releaseEverythingHeld();
             var newcomer = new Permits.Node(Thread.currentThread());
-            check(Waits.acquire(permits, newcomer, 0),
-                    "the next caller is refused: free " + permits.available() + ", slots "
-                            + permits.availableSlots() + ", waiting " + permits.waiting());
+            check(
+                    Waits.acquire(permits, newcomer, 0),
+                    "the next caller is refused: free " + permits.available() + ", slots " + permits.availableSlots()
+                            + ", waiting " + permits.waiting());
             permits.exit(newcomer);
             everythingBackButWhatIsHeld();
         }
@@ -303,15 +304,23 @@ public class PermitsModelCheckTest {
     }
 
     private static void modelCheck(Class<?> model) {
-        new ModelCheckingOptions().threads(THREADS).actorsPerThread(3).iterations(ITERATIONS)
-                .invocationsPerIteration(INVOCATIONS).check(model);
+        new ModelCheckingOptions()
+                .threads(THREADS)
+                .actorsPerThread(3)
+                .iterations(ITERATIONS)
+                .invocationsPerIteration(INVOCATIONS)
+                .check(model);
     }
 
     /** The stress runs (real threads, no model) only with {@code -Pfull}: the model check covers more, sooner. */
     private static void stress(Class<?> model) {
-        org.junit.jupiter.api.Assumptions.assumeTrue(Boolean.getBoolean("modelcheck.stress"),
-                "stress runs only with -Pfull");
-        new StressOptions().threads(THREADS).actorsPerThread(4).iterations(ITERATIONS)
-                .invocationsPerIteration(2_000).check(model);
+        org.junit.jupiter.api.Assumptions.assumeTrue(
+                Boolean.getBoolean("modelcheck.stress"), "stress runs only with -Pfull");
+        new StressOptions()
+                .threads(THREADS)
+                .actorsPerThread(4)
+                .iterations(ITERATIONS)
+                .invocationsPerIteration(2_000)
+                .check(model);
     }
 }

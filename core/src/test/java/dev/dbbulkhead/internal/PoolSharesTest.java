@@ -15,11 +15,14 @@ class PoolSharesTest {
         Object first = new Object();
         Object second = new Object();
         assertThat(PoolShares.claim(pool, first, "orders", 16, 20)).isNull();
-        assertThat(PoolShares.claim(pool, second, "catalog", 16, 20)).isEqualTo("2 barriers over one pool of 20 "
-                + "connections admit 32 operations at once ('catalog' 16, 'orders' 16): the 12 beyond the pool wait "
-                + "inside it, where no barrier sees them. Share one barrier per pool (with a workload for each "
-                + "budget), or lower concurrent so that they add up to at most 20");
-        assertThat(PoolShares.claim(new NoopDataSource(), second, "catalog", 16, 20)).as("another pool").isNull();
+        assertThat(PoolShares.claim(pool, second, "catalog", 16, 20))
+                .isEqualTo("2 barriers over one pool of 20 "
+                        + "connections admit 32 operations at once ('catalog' 16, 'orders' 16): the 12 beyond the pool wait "
+                        + "inside it, where no barrier sees them. Share one barrier per pool (with a workload for each "
+                        + "budget), or lower concurrent so that they add up to at most 20");
+        assertThat(PoolShares.claim(new NoopDataSource(), second, "catalog", 16, 20))
+                .as("another pool")
+                .isNull();
     }
 
     @Test
@@ -34,8 +37,8 @@ class PoolSharesTest {
 
     @Test
     void aPoolIsComparedByIdentityNeverByItsOwnEqualsOrHashCode() {
-        var pool = (javax.sql.DataSource) java.lang.reflect.Proxy.newProxyInstance(getClass().getClassLoader(),
-                new Class<?>[] {javax.sql.DataSource.class}, (proxy, method, args) -> {
+        var pool = (javax.sql.DataSource) java.lang.reflect.Proxy.newProxyInstance(
+                getClass().getClassLoader(), new Class<?>[] {javax.sql.DataSource.class}, (proxy, method, args) -> {
                     throw new AssertionError(method.getName() + " called");
                 });
         assertThat(PoolShares.claim(pool, new Object(), "a", 10, 12)).isNull();
@@ -52,10 +55,19 @@ class PoolSharesTest {
     @Test
     void everyBarrierBuiltClaimsItsShareOfItsPool() {
         var pool = new NoopDataSource();
-        var orders = DbBulkhead.builder(pool).name("orders").poolSize(20).workload("w", 16, 0).build();
-        var catalog = DbBulkhead.builder(pool).name("catalog").poolSize(20).workload("a", 2, 0).workload("b", 1, 0)
+        var orders = DbBulkhead.builder(pool)
+                .name("orders")
+                .poolSize(20)
+                .workload("w", 16, 0)
                 .build();
-        assertThat(PoolShares.claim(pool, new Object(), "probe", 2, 20)).as("what the two barriers claimed")
+        var catalog = DbBulkhead.builder(pool)
+                .name("catalog")
+                .poolSize(20)
+                .workload("a", 2, 0)
+                .workload("b", 1, 0)
+                .build();
+        assertThat(PoolShares.claim(pool, new Object(), "probe", 2, 20))
+                .as("what the two barriers claimed")
                 .contains("admit 21 operations at once ('catalog' 3, 'orders' 16, 'probe' 2)");
         assertThat(List.of(orders, catalog)).hasSize(2); // both still reachable while claimed
     }

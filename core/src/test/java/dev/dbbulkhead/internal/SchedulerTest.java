@@ -28,7 +28,8 @@ class SchedulerTest {
         Handler handler = new Handler() {
             @Override
             public void publish(LogRecord record) {
-                if (record.getThrown() != null && record.getThrown().getMessage().startsWith("tick ")) {
+                if (record.getThrown() != null
+                        && record.getThrown().getMessage().startsWith("tick ")) {
                     records.add(record);
                 }
             }
@@ -51,13 +52,16 @@ class SchedulerTest {
         };
         var task = Scheduler.every(TimeUnit.MILLISECONDS.toNanos(1), failingEveryOtherTime);
         try {
-            assertThat(twelveRuns.await(60, TimeUnit.SECONDS)).as("runs after six failures").isTrue();
+            assertThat(twelveRuns.await(60, TimeUnit.SECONDS))
+                    .as("runs after six failures")
+                    .isTrue();
         } finally {
             task.cancel(false);
             logger.removeHandler(handler);
         }
         assertThat(records).as("one line per kind of failure").hasSize(2);
-        assertThat(records).extracting(r -> r.getThrown().getClass().getSimpleName())
+        assertThat(records)
+                .extracting(r -> r.getThrown().getClass().getSimpleName())
                 .containsExactlyInAnyOrder("IllegalStateException", "ArithmeticException");
     }
 }

@@ -62,23 +62,44 @@ class SessionStatementsTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {
-        "SET LOCAL search_path TO tenant_a", "SET LOCAL statement_timeout = 50", "SET TRANSACTION ISOLATION LEVEL "
-            + "SERIALIZABLE", "SET CONSTRAINTS ALL DEFERRED", "SET LOCAL ROLE other",
-        "SELECT set_config('statement_timeout', '1', true)", "SELECT set_config('a.b', 'c', 'on')",
-        "SELECT pg_advisory_xact_lock(42)", "SELECT pg_try_advisory_xact_lock_shared(1)", "SELECT pg_advisory_unlock(1)",
-        "CREATE TEMP TABLE t (id int) ON COMMIT DROP", "create temporary table t on commit drop as select 1",
-        "CREATE TABLE temp_things (id int)", "CREATE UNLOGGED TABLE u (id int)",
-        "DECLARE c CURSOR FOR SELECT 1", "DECLARE c CURSOR WITHOUT HOLD FOR SELECT 1",
-        "SELECT 'SET search_path TO x; RESET ALL'", "SELECT 1 /* RESET ALL; LISTEN x */", "-- LISTEN x\nSELECT 1",
-        "SELECT $$pg_advisory_lock(1)$$", "SELECT 1 AS set_config", "SELECT set_config FROM t",
-        "SELECT \"set_config\" FROM (SELECT 1 AS set_config) t", "SELECT \"SET_CONFIG\"('a', 'b', false)",
-        "UPDATE bulkhead_items SET note = 'x' WHERE id = 1",
-        "INSERT INTO bulkhead_items VALUES (1, 'x') ON CONFLICT (id) DO UPDATE SET note = 'y'",
-        "ALTER TABLE t ALTER COLUMN c SET DEFAULT 1", "SELECT 1 INTO temp",
-        "WITH x AS (SELECT 1) INSERT INTO temp SELECT * FROM x", "WITH x AS (SELECT 1 AS a) INSERT INTO temp (a) "
-            + "SELECT a FROM x", "SELECT pg_advisory_lock_count", "DEALLOCATE ALL", "UNLISTEN *",
-        "EXPLAIN SELECT 1", "SELECT my_pg_advisory_lock(1)"})
+    @ValueSource(
+            strings = {
+                "SET LOCAL search_path TO tenant_a",
+                "SET LOCAL statement_timeout = 50",
+                "SET TRANSACTION ISOLATION LEVEL " + "SERIALIZABLE",
+                "SET CONSTRAINTS ALL DEFERRED",
+                "SET LOCAL ROLE other",
+                "SELECT set_config('statement_timeout', '1', true)",
+                "SELECT set_config('a.b', 'c', 'on')",
+                "SELECT pg_advisory_xact_lock(42)",
+                "SELECT pg_try_advisory_xact_lock_shared(1)",
+                "SELECT pg_advisory_unlock(1)",
+                "CREATE TEMP TABLE t (id int) ON COMMIT DROP",
+                "create temporary table t on commit drop as select 1",
+                "CREATE TABLE temp_things (id int)",
+                "CREATE UNLOGGED TABLE u (id int)",
+                "DECLARE c CURSOR FOR SELECT 1",
+                "DECLARE c CURSOR WITHOUT HOLD FOR SELECT 1",
+                "SELECT 'SET search_path TO x; RESET ALL'",
+                "SELECT 1 /* RESET ALL; LISTEN x */",
+                "-- LISTEN x\nSELECT 1",
+                "SELECT $$pg_advisory_lock(1)$$",
+                "SELECT 1 AS set_config",
+                "SELECT set_config FROM t",
+                "SELECT \"set_config\" FROM (SELECT 1 AS set_config) t",
+                "SELECT \"SET_CONFIG\"('a', 'b', false)",
+                "UPDATE bulkhead_items SET note = 'x' WHERE id = 1",
+                "INSERT INTO bulkhead_items VALUES (1, 'x') ON CONFLICT (id) DO UPDATE SET note = 'y'",
+                "ALTER TABLE t ALTER COLUMN c SET DEFAULT 1",
+                "SELECT 1 INTO temp",
+                "WITH x AS (SELECT 1) INSERT INTO temp SELECT * FROM x",
+                "WITH x AS (SELECT 1 AS a) INSERT INTO temp (a) " + "SELECT a FROM x",
+                "SELECT pg_advisory_lock_count",
+                "DEALLOCATE ALL",
+                "UNLISTEN *",
+                "EXPLAIN SELECT 1",
+                "SELECT my_pg_advisory_lock(1)"
+            })
     void transactionScopedChangesAndMereWordsPass(String sql) {
         assertThat(TransactionControl.inspect(sql)).as(sql).isNull();
     }
@@ -103,7 +124,8 @@ class SessionStatementsTest {
 
     @Test
     void aRefusalAnywhereInTheTextWinsOverARisk() {
-        assertThat(TransactionControl.find("DO $$BEGIN END$$; SET search_path TO x")).isEqualTo("SET search_path");
+        assertThat(TransactionControl.find("DO $$BEGIN END$$; SET search_path TO x"))
+                .isEqualTo("SET search_path");
         assertThat(TransactionControl.find("CALL p(); COMMIT")).isEqualTo("COMMIT");
         assertThat(TransactionControl.inspect("SELECT 1; CALL p()").command()).isEqualTo("CALL");
     }
@@ -111,9 +133,11 @@ class SessionStatementsTest {
     @Test
     void bothReadingsOfBackslashesAreChecked() {
         // standard_conforming_strings off: the backslash escapes the quote, and SET starts a statement.
-        assertThat(TransactionControl.find("SELECT 'x\\'; SET search_path TO x; --'")).isEqualTo("SET search_path");
+        assertThat(TransactionControl.find("SELECT 'x\\'; SET search_path TO x; --'"))
+                .isEqualTo("SET search_path");
         // E'' reads backslashes in both readings: the SET stays inside the string.
-        assertThat(TransactionControl.find("SELECT E'x\\'; SET search_path TO x; --'")).isNull();
+        assertThat(TransactionControl.find("SELECT E'x\\'; SET search_path TO x; --'"))
+                .isNull();
     }
 
     @Test

@@ -22,9 +22,13 @@ class StartChanceTest {
 
     @Test
     void aCallerIsRefusedOnlyBelowAOnePercentChance() {
-        assertThat(StartChance.unlikely(1, 0.25)).as("22 % to get the next permit back in time").isFalse();
+        assertThat(StartChance.unlikely(1, 0.25))
+                .as("22 % to get the next permit back in time")
+                .isFalse();
         assertThat(StartChance.unlikely(1, 0.005)).as("0.5 %").isTrue();
-        assertThat(StartChance.unlikely(4, 0.25)).as("four permits back where a quarter is expected").isTrue();
+        assertThat(StartChance.unlikely(4, 0.25))
+                .as("four permits back where a quarter is expected")
+                .isTrue();
         assertThat(StartChance.unlikely(1, 0)).as("no time to wait at all").isTrue();
         assertThat(StartChance.unlikely(0, 0)).as("nothing to wait for").isFalse();
         // Mean 10: P(N >= 17) = 2.7 %, P(N >= 18) = 1.4 %, P(N >= 19) = 0.72 %.

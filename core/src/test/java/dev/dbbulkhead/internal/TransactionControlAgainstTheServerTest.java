@@ -22,24 +22,93 @@ import org.postgresql.core.TransactionState;
  */
 class TransactionControlAgainstTheServerTest {
     private static final String[] FRAGMENTS = {
-        "SELECT 1", "SELECT 1 AS x$y$", "SELECT name'x\\'", "COMMIT", "commit", "END", "ROLLBACK", "ABORT", "BEGIN",
-        "START TRANSACTION", "ROLLBACK TO SAVEPOINT s", "SAVEPOINT s", "SET TRANSACTION READ ONLY",
-        "'x\\'", "'x'", "''''", "E'x\\''", "e'\\''", "name'", "U&'x'", "N'x'", "X'1F'", "B'01'", "E'", "'",
-        "$$", "$y$", "x$y$", "$1", "$y$ab$y$", "\"q\"\"x\"", "\"", "--", "-- c\n", "-- c\r", "/*", "*/", "/* /* */",
-        "(", ")", ";", "; ", "\\", "ee'", "1e'x'",
+        "SELECT 1",
+        "SELECT 1 AS x$y$",
+        "SELECT name'x\\'",
+        "COMMIT",
+        "commit",
+        "END",
+        "ROLLBACK",
+        "ABORT",
+        "BEGIN",
+        "START TRANSACTION",
+        "ROLLBACK TO SAVEPOINT s",
+        "SAVEPOINT s",
+        "SET TRANSACTION READ ONLY",
+        "'x\\'",
+        "'x'",
+        "''''",
+        "E'x\\''",
+        "e'\\''",
+        "name'",
+        "U&'x'",
+        "N'x'",
+        "X'1F'",
+        "B'01'",
+        "E'",
+        "'",
+        "$$",
+        "$y$",
+        "x$y$",
+        "$1",
+        "$y$ab$y$",
+        "\"q\"\"x\"",
+        "\"",
+        "--",
+        "-- c\n",
+        "-- c\r",
+        "/*",
+        "*/",
+        "/* /* */",
+        "(",
+        ")",
+        ";",
+        "; ",
+        "\\",
+        "ee'",
+        "1e'x'",
     };
     private static final String[] SEPARATORS = {" ", "", "\n", ";", " ; "};
 
     /** Expressions the server parses whole, each one a trap for a guard that reads quotes or comments wrongly. */
     private static final String[] BALANCED = {
-        "1", "'x'", "''''", "E'x\\''", "e'\\''", "$$;COMMIT$$", "$y$ ' $y$", "1 AS x$y$", "'--'", "'/*'",
-        "1 AS \"q\"\"x\"", "name 'x'", "U&'x'", "X'1F'", "B'01'", "1e1", "'a' -- c\n", "/* /* */ */ 1", "'x\\'",
+        "1",
+        "'x'",
+        "''''",
+        "E'x\\''",
+        "e'\\''",
+        "$$;COMMIT$$",
+        "$y$ ' $y$",
+        "1 AS x$y$",
+        "'--'",
+        "'/*'",
+        "1 AS \"q\"\"x\"",
+        "name 'x'",
+        "U&'x'",
+        "X'1F'",
+        "B'01'",
+        "1e1",
+        "'a' -- c\n",
+        "/* /* */ */ 1",
+        "'x\\'",
         "'a' -- c\r",
     };
+
     private static final String[] ENDINGS = {";", " ; ", ";\n", ";\r"};
 
-    private static final String[] COMMANDS = {"COMMIT", "commit", "END", "ROLLBACK", "ABORT", "END WORK",
-        "ROLLBACK TRANSACTION", "COMMIT AND NO CHAIN", "ROLLBACK TO SAVEPOINT s", "SAVEPOINT s", "SELECT 2"};
+    private static final String[] COMMANDS = {
+        "COMMIT",
+        "commit",
+        "END",
+        "ROLLBACK",
+        "ABORT",
+        "END WORK",
+        "ROLLBACK TRANSACTION",
+        "COMMIT AND NO CHAIN",
+        "ROLLBACK TO SAVEPOINT s",
+        "SAVEPOINT s",
+        "SELECT 2"
+    };
 
     /**
      * Half the strings are fragments at random (2 to 12); half are a statement the server parses whole
@@ -122,16 +191,24 @@ class TransactionControlAgainstTheServerTest {
                 }
             }
         }
-        assertThat(ended).as("the generator reaches the server's transaction control").isGreaterThan(count / 10);
-        assertThat(missed).as("texts that ended the transaction on the server but passed the guard (%d ended, the "
-                + "guard also refused %d that did not)", ended, stricter).isEmpty();
+        assertThat(ended)
+                .as("the generator reaches the server's transaction control")
+                .isGreaterThan(count / 10);
+        assertThat(missed)
+                .as(
+                        "texts that ended the transaction on the server but passed the guard (%d ended, the "
+                                + "guard also refused %d that did not)",
+                        ended, stricter)
+                .isEmpty();
     }
 
     @Test
     void theFindingsOfTheFourthPassAreRefused() {
         // A quote after an identifier's last 'e' is not an E'...' string; a $tag$ inside an identifier opens nothing.
-        assertThat(TransactionControl.find("SELECT name'x\\'; COMMIT; SELECT 1 --'")).isEqualTo("COMMIT");
-        assertThat(TransactionControl.find("SELECT 1 AS x$y$; COMMIT; SELECT $y$ab$y$")).isEqualTo("COMMIT");
+        assertThat(TransactionControl.find("SELECT name'x\\'; COMMIT; SELECT 1 --'"))
+                .isEqualTo("COMMIT");
+        assertThat(TransactionControl.find("SELECT 1 AS x$y$; COMMIT; SELECT $y$ab$y$"))
+                .isEqualTo("COMMIT");
         // A line comment ends at a carriage return too.
         assertThat(TransactionControl.find("SELECT 1; -- note\rCOMMIT")).isEqualTo("COMMIT");
         // With standard_conforming_strings off, a backslash escapes in a plain string: read both ways.

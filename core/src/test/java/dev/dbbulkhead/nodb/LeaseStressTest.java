@@ -30,8 +30,10 @@ class LeaseStressTest {
 
     @Test
     void leasesTransactionsAndForeignClosesNeverExceedBAndGiveEverythingBack() throws Exception {
-        var faulty = new FaultyDataSource(new NoopDataSource(), 7).fail(Point.GET_CONNECTION, 0.1)
-                .fail(Point.COMMIT, 0.1).fail(Point.CLOSE, 0.1);
+        var faulty = new FaultyDataSource(new NoopDataSource(), 7)
+                .fail(Point.GET_CONNECTION, 0.1)
+                .fail(Point.COMMIT, 0.1)
+                .fail(Point.CLOSE, 0.1);
         var gate = DbBulkhead.builder(faulty).workload("w", B, Q).build();
         var inside = new AtomicInteger();
         var maxInside = new AtomicInteger();

@@ -6,23 +6,23 @@ import static dev.dbbulkhead.micrometer.BulkheadMeterNames.CONNECTION_WAIT;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.ELASTIC_AT_FLOOR;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.EXECUTING;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.HOLD_RECENT;
-import static dev.dbbulkhead.micrometer.BulkheadMeterNames.LIMIT;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.LEAKS_SUSPECTED;
-import static dev.dbbulkhead.micrometer.BulkheadMeterNames.SESSIONS_DISCARDED;
+import static dev.dbbulkhead.micrometer.BulkheadMeterNames.LIMIT;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.OPERATIONS;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.OUTCOME;
+import static dev.dbbulkhead.micrometer.BulkheadMeterNames.OVERLOAD_SIGNALS;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.PENDING;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.PERMITS_AVAILABLE;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.PERMITS_MAX;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.PERMIT_HOLD;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.PERMIT_WAIT;
-import static dev.dbbulkhead.micrometer.BulkheadMeterNames.OVERLOAD_SIGNALS;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.POOL_TIMEOUTS;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.PREDICTION_AUDITS;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.PRIORITY;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.REASON;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.RECLAIMED;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.REJECTIONS;
+import static dev.dbbulkhead.micrometer.BulkheadMeterNames.SESSIONS_DISCARDED;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.SLOTS_AVAILABLE;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.SLOTS_MAX;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.WAIT_EXPECTED;
@@ -45,7 +45,6 @@ import io.micrometer.core.instrument.Timer;
 import java.util.EnumMap;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -97,35 +96,63 @@ public final class DbBulkheadMetrics implements BulkheadListener {
             gauge(PERMITS_MAX, "B, the execution budget", w, Workload::concurrent, tags);
             gauge(SLOTS_MAX, "B + Q, the admission budget", w, x -> x.concurrent() + (double) x.extraSlots(), tags);
             gauge(LIMIT, "L, operations that may hold an execution permit now", w, Workload::limit, tags);
-            FunctionCounter.builder(RECLAIMED, w, Workload::reclaimed).description("leases and queued callers "
-                    + "reclaimed because their thread ended without giving their permits back").tags(tags)
-                    .baseUnit("leases").register(registry);
+            FunctionCounter.builder(RECLAIMED, w, Workload::reclaimed)
+                    .description("leases and queued callers "
+                            + "reclaimed because their thread ended without giving their permits back")
+                    .tags(tags)
+                    .baseUnit("leases")
+                    .register(registry);
             if (w.config().priority() == Priority.ELASTIC) {
-                gauge(ELASTIC_AT_FLOOR, "1 while the elastic workload is held to its floor of one permit", w,
-                        x -> x.limit() <= 1 ? 1 : 0, tags);
+                gauge(
+                        ELASTIC_AT_FLOOR,
+                        "1 while the elastic workload is held to its floor of one permit",
+                        w,
+                        x -> x.limit() <= 1 ? 1 : 0,
+                        tags);
             }
             if (w.predictive() || w.adaptive()) {
-                seconds(HOLD_RECENT, "recent average permit hold time", w, x -> x.recentHoldTime().toNanos() / 1e9,
+                seconds(
+                        HOLD_RECENT,
+                        "recent average permit hold time",
+                        w,
+                        x -> x.recentHoldTime().toNanos() / 1e9,
                         tags);
             }
             if (w.predictive()) {
-                seconds(WAIT_EXPECTED, "expected wait of a caller arriving now (predictive rejection)", w,
-                        x -> x.expectedWait().toNanos() / 1e9, tags);
+                seconds(
+                        WAIT_EXPECTED,
+                        "expected wait of a caller arriving now (predictive rejection)",
+                        w,
+                        x -> x.expectedWait().toNanos() / 1e9,
+                        tags);
             }
         }
         return bulkhead;
     }
 
     private void gauge(String name, String description, Workload w, ToDoubleFunction<Workload> value, Tags tags) {
-        Gauge.builder(name, w, value).description(description).tags(tags).baseUnit("operations").register(registry);
+        Gauge.builder(name, w, value)
+                .description(description)
+                .tags(tags)
+                .baseUnit("operations")
+                .register(registry);
     }
 
     private void seconds(String name, String description, Workload w, ToDoubleFunction<Workload> value, Tags tags) {
-        Gauge.builder(name, w, value).description(description).tags(tags).baseUnit("seconds").register(registry);
+        Gauge.builder(name, w, value)
+                .description(description)
+                .tags(tags)
+                .baseUnit("seconds")
+                .register(registry);
     }
 
     private Tags tags(Workload w) {
-        return extraTags.and(BULKHEAD, w.bulkheadName(), WORKLOAD, w.name(), PRIORITY,
+        return extraTags.and(
+                BULKHEAD,
+                w.bulkheadName(),
+                WORKLOAD,
+                w.name(),
+                PRIORITY,
                 w.config().priority().name().toLowerCase(Locale.ROOT));
     }
 
@@ -169,8 +196,13 @@ public final class DbBulkheadMetrics implements BulkheadListener {
     }
 
     @Override
-    public void onFinished(Workload workload, Outcome outcome, long permitWaitNanos, long poolWaitNanos,
-            long holdNanos, long workNanos) {
+    public void onFinished(
+            Workload workload,
+            Outcome outcome,
+            long permitWaitNanos,
+            long poolWaitNanos,
+            long holdNanos,
+            long workNanos) {
         Meters m = meters(workload);
         m.outcome(outcome).increment();
         if (outcome == Outcome.RELEASED) {
@@ -211,41 +243,70 @@ public final class DbBulkheadMetrics implements BulkheadListener {
 
         Meters(MeterRegistry registry, Tags tags) {
             for (RejectionReason r : RejectionReason.values()) {
-                rejections.put(r, Counter.builder(REJECTIONS).description("operations refused before taking a "
-                        + "connection").tags(tags).tag(REASON, r.name().toLowerCase(Locale.ROOT))
-                        .baseUnit("operations").register(registry));
+                rejections.put(
+                        r,
+                        Counter.builder(REJECTIONS)
+                                .description("operations refused before taking a " + "connection")
+                                .tags(tags)
+                                .tag(REASON, r.name().toLowerCase(Locale.ROOT))
+                                .baseUnit("operations")
+                                .register(registry));
             }
             for (Outcome o : Outcome.values()) {
-                outcomes.put(o, Counter.builder(OPERATIONS).description("operations that held an execution permit")
-                        .tags(tags).tag(OUTCOME, o.name().toLowerCase(Locale.ROOT)).baseUnit("operations")
-                        .register(registry));
+                outcomes.put(
+                        o,
+                        Counter.builder(OPERATIONS)
+                                .description("operations that held an execution permit")
+                                .tags(tags)
+                                .tag(OUTCOME, o.name().toLowerCase(Locale.ROOT))
+                                .baseUnit("operations")
+                                .register(registry));
             }
             permitWait = timer(registry, PERMIT_WAIT, "wait for an execution permit", tags);
             permitHold = timer(registry, PERMIT_HOLD, "execution permit held, grant to release", tags);
             connectionWait = timer(registry, CONNECTION_WAIT, "wait for a connection from the pool", tags);
             connectionUse = timer(registry, CONNECTION_USE, "connection held, acquisition to close", tags);
             work = timer(registry, WORK, "time inside the caller's work", tags);
-            leaksSuspected = Counter.builder(LEAKS_SUSPECTED).description("leases open for longer than the leak "
-                    + "detection threshold").tags(tags).baseUnit("leases").register(registry);
-            sessionsDiscarded = Counter.builder(SESSIONS_DISCARDED).description("connections discarded because "
-                    + "work may have changed their session").tags(tags).baseUnit("connections").register(registry);
-            poolTimeouts = Counter.builder(POOL_TIMEOUTS).description("admitted operations that could not get a "
-                    + "connection from the pool in time").tags(tags).baseUnit("operations").register(registry);
-            overloadSignals = Counter.builder(OVERLOAD_SIGNALS).description("admitted operations that failed with "
-                    + "a sign of saturation (what an adaptive limit counts)").tags(tags).baseUnit("operations")
+            leaksSuspected = Counter.builder(LEAKS_SUSPECTED)
+                    .description("leases open for longer than the leak " + "detection threshold")
+                    .tags(tags)
+                    .baseUnit("leases")
+                    .register(registry);
+            sessionsDiscarded = Counter.builder(SESSIONS_DISCARDED)
+                    .description("connections discarded because " + "work may have changed their session")
+                    .tags(tags)
+                    .baseUnit("connections")
+                    .register(registry);
+            poolTimeouts = Counter.builder(POOL_TIMEOUTS)
+                    .description("admitted operations that could not get a " + "connection from the pool in time")
+                    .tags(tags)
+                    .baseUnit("operations")
+                    .register(registry);
+            overloadSignals = Counter.builder(OVERLOAD_SIGNALS)
+                    .description("admitted operations that failed with "
+                            + "a sign of saturation (what an adaptive limit counts)")
+                    .tags(tags)
+                    .baseUnit("operations")
                     .register(registry);
             auditsServed = audits(registry, tags, true);
             auditsRefusedRightly = audits(registry, tags, false);
         }
 
         private static Counter audits(MeterRegistry registry, Tags tags, boolean served) {
-            return Counter.builder(PREDICTION_AUDITS).description("callers predictive rejection would have refused, "
-                    + "admitted by its audit; served=true: in time, a false refusal").tags(tags)
-                    .tag("served", Boolean.toString(served)).baseUnit("operations").register(registry);
+            return Counter.builder(PREDICTION_AUDITS)
+                    .description("callers predictive rejection would have refused, "
+                            + "admitted by its audit; served=true: in time, a false refusal")
+                    .tags(tags)
+                    .tag("served", Boolean.toString(served))
+                    .baseUnit("operations")
+                    .register(registry);
         }
 
         private static Timer timer(MeterRegistry registry, String name, String description, Tags tags) {
-            return Timer.builder(name).description(description).tags(tags).publishPercentileHistogram()
+            return Timer.builder(name)
+                    .description(description)
+                    .tags(tags)
+                    .publishPercentileHistogram()
                     .register(registry);
         }
     }

@@ -47,22 +47,32 @@ class DbBulkheadMetricsTest {
     }
 
     private DbBulkhead gate(javax.sql.DataSource source, int b, int q) {
-        return metrics.bind(DbBulkhead.builder(source).name("orders-db").listener(metrics)
-                .workload("interactive", b, q).build());
+        return metrics.bind(DbBulkhead.builder(source)
+                .name("orders-db")
+                .listener(metrics)
+                .workload("interactive", b, q)
+                .build());
     }
 
     private double counter(String name, String tag, String value) {
-        return registry.get(name).tags("bulkhead", "orders-db", "workload", "interactive", tag, value).counter()
+        return registry.get(name)
+                .tags("bulkhead", "orders-db", "workload", "interactive", tag, value)
+                .counter()
                 .count();
     }
 
     private long timerCount(String name) {
-        return registry.get(name).tags("bulkhead", "orders-db", "workload", "interactive", "service", "orders")
-                .timer().count();
+        return registry.get(name)
+                .tags("bulkhead", "orders-db", "workload", "interactive", "service", "orders")
+                .timer()
+                .count();
     }
 
     private double gauge(String name) {
-        return registry.get(name).tags("bulkhead", "orders-db", "workload", "interactive").gauge().value();
+        return registry.get(name)
+                .tags("bulkhead", "orders-db", "workload", "interactive")
+                .gauge()
+                .value();
     }
 
     @Test
@@ -77,16 +87,21 @@ class DbBulkheadMetricsTest {
             });
         }
         assertThatThrownBy(() -> gate.transaction(Duration.ZERO, c -> {
-            throw new SQLException("boom");
-        })).hasMessage("boom");
-        assertThat(counter(BulkheadMeterNames.OPERATIONS, "outcome", "committed")).isEqualTo(3);
-        assertThat(counter(BulkheadMeterNames.OPERATIONS, "outcome", "rolled_back")).isEqualTo(1);
+                    throw new SQLException("boom");
+                }))
+                .hasMessage("boom");
+        assertThat(counter(BulkheadMeterNames.OPERATIONS, "outcome", "committed"))
+                .isEqualTo(3);
+        assertThat(counter(BulkheadMeterNames.OPERATIONS, "outcome", "rolled_back"))
+                .isEqualTo(1);
         assertThat(timerCount(BulkheadMeterNames.PERMIT_WAIT)).isEqualTo(4);
         assertThat(timerCount(BulkheadMeterNames.CONNECTION_WAIT)).isEqualTo(4);
         assertThat(timerCount(BulkheadMeterNames.CONNECTION_USE)).isEqualTo(4);
         assertThat(timerCount(BulkheadMeterNames.WORK)).isEqualTo(4);
         var work = registry.get(BulkheadMeterNames.WORK).timer();
-        assertThat(work.totalTime(TimeUnit.MILLISECONDS)).as("3 × pg_sleep(10 ms)").isGreaterThanOrEqualTo(30);
+        assertThat(work.totalTime(TimeUnit.MILLISECONDS))
+                .as("3 × pg_sleep(10 ms)")
+                .isGreaterThanOrEqualTo(30);
         assertThat(registry.get(BulkheadMeterNames.CONNECTION_USE).timer().totalTime(TimeUnit.NANOSECONDS))
                 .as("the connection is held at least as long as work runs")
                 .isGreaterThanOrEqualTo(work.totalTime(TimeUnit.NANOSECONDS));
@@ -105,12 +120,16 @@ class DbBulkheadMetricsTest {
             }
             return null;
         });
-        try (var lease = gate.acquire(Duration.ZERO); var c = pool.getConnection(); var s = c.createStatement()) {
+        try (var lease = gate.acquire(Duration.ZERO);
+                var c = pool.getConnection();
+                var s = c.createStatement()) {
             s.execute("SELECT pg_sleep(0.01)");
         }
         var hold = registry.get(BulkheadMeterNames.PERMIT_HOLD).timer();
         assertThat(hold.count()).as("the transaction and the lease").isEqualTo(2);
-        assertThat(hold.totalTime(TimeUnit.MILLISECONDS)).as("2 × pg_sleep(10 ms)").isGreaterThanOrEqualTo(20);
+        assertThat(hold.totalTime(TimeUnit.MILLISECONDS))
+                .as("2 × pg_sleep(10 ms)")
+                .isGreaterThanOrEqualTo(20);
     }
 
     @Test
@@ -144,16 +163,22 @@ class DbBulkheadMetricsTest {
                     .isInstanceOf(AdmissionFullException.class);
             // interrupt the waiter
             waiterThread.get().interrupt();
-            assertThatThrownBy(() -> waiter.get(10, TimeUnit.SECONDS)).isInstanceOf(ExecutionException.class)
-                    .cause().isInstanceOf(InterruptedException.class);
+            assertThatThrownBy(() -> waiter.get(10, TimeUnit.SECONDS))
+                    .isInstanceOf(ExecutionException.class)
+                    .cause()
+                    .isInstanceOf(InterruptedException.class);
             release.countDown();
             holder.get(10, TimeUnit.SECONDS);
         }
-        assertThat(counter(BulkheadMeterNames.REJECTIONS, "reason", "queue_timeout")).isEqualTo(1);
+        assertThat(counter(BulkheadMeterNames.REJECTIONS, "reason", "queue_timeout"))
+                .isEqualTo(1);
         assertThat(counter(BulkheadMeterNames.REJECTIONS, "reason", "deadline")).isEqualTo(1);
-        assertThat(counter(BulkheadMeterNames.REJECTIONS, "reason", "admission_full")).isEqualTo(1);
-        assertThat(counter(BulkheadMeterNames.REJECTIONS, "reason", "interrupted")).isEqualTo(1);
-        assertThat(counter(BulkheadMeterNames.OPERATIONS, "outcome", "committed")).isEqualTo(1);
+        assertThat(counter(BulkheadMeterNames.REJECTIONS, "reason", "admission_full"))
+                .isEqualTo(1);
+        assertThat(counter(BulkheadMeterNames.REJECTIONS, "reason", "interrupted"))
+                .isEqualTo(1);
+        assertThat(counter(BulkheadMeterNames.OPERATIONS, "outcome", "committed"))
+                .isEqualTo(1);
         assertThat(gauge(BulkheadMeterNames.EXECUTING)).isZero();
         assertThat(gauge(BulkheadMeterNames.PENDING)).isZero();
     }
@@ -165,16 +190,26 @@ class DbBulkheadMetricsTest {
         assertThatThrownBy(() -> gate.transaction(Duration.ZERO, c -> 1)).isInstanceOf(SQLException.class);
         faulty.fail(FaultyDataSource.Point.COMMIT, 0).fail(FaultyDataSource.Point.GET_CONNECTION);
         assertThatThrownBy(() -> gate.transaction(Duration.ZERO, c -> 1)).isInstanceOf(SQLException.class);
-        assertThat(counter(BulkheadMeterNames.OPERATIONS, "outcome", "outcome_unknown")).isEqualTo(1);
-        assertThat(counter(BulkheadMeterNames.OPERATIONS, "outcome", "no_connection")).isEqualTo(1);
-        assertThat(timerCount(BulkheadMeterNames.CONNECTION_USE)).as("no hold without a connection").isEqualTo(1);
+        assertThat(counter(BulkheadMeterNames.OPERATIONS, "outcome", "outcome_unknown"))
+                .isEqualTo(1);
+        assertThat(counter(BulkheadMeterNames.OPERATIONS, "outcome", "no_connection"))
+                .isEqualTo(1);
+        assertThat(timerCount(BulkheadMeterNames.CONNECTION_USE))
+                .as("no hold without a connection")
+                .isEqualTo(1);
     }
 
     @Test
     void predictiveWorkloadsShowTheirRecentHoldTimeAndExpectedWait() throws Exception {
-        var gate = metrics.bind(DbBulkhead.builder(pool).name("orders-db").listener(metrics)
-                .workload(WorkloadConfig.builder("interactive").concurrent(1).extraSlots(4).predictiveRejection(true)
-                        .build()).build());
+        var gate = metrics.bind(DbBulkhead.builder(pool)
+                .name("orders-db")
+                .listener(metrics)
+                .workload(WorkloadConfig.builder("interactive")
+                        .concurrent(1)
+                        .extraSlots(4)
+                        .predictiveRejection(true)
+                        .build())
+                .build());
         for (int i = 0; i < 3; i++) {
             gate.transaction(Duration.ZERO, c -> {
                 try (var s = c.createStatement()) {
@@ -184,34 +219,64 @@ class DbBulkheadMetricsTest {
             });
         }
         assertThat(gauge(BulkheadMeterNames.HOLD_RECENT)).as("seconds").isBetween(0.04, 2.0);
-        assertThat(gauge(BulkheadMeterNames.WAIT_EXPECTED)).as("a permit is free").isZero();
+        assertThat(gauge(BulkheadMeterNames.WAIT_EXPECTED))
+                .as("a permit is free")
+                .isZero();
         try (var lease = gate.acquire(Duration.ZERO)) {
-            assertThat(gauge(BulkheadMeterNames.WAIT_EXPECTED)).as("behind the held permit: (0 + 1) × hold / 1")
+            assertThat(gauge(BulkheadMeterNames.WAIT_EXPECTED))
+                    .as("behind the held permit: (0 + 1) × hold / 1")
                     .isEqualTo(gauge(BulkheadMeterNames.HOLD_RECENT));
         }
-        assertThat(registry.find(BulkheadMeterNames.HOLD_RECENT).tags("workload", "other").gauge()).isNull();
+        assertThat(registry.find(BulkheadMeterNames.HOLD_RECENT)
+                        .tags("workload", "other")
+                        .gauge())
+                .isNull();
         assertThat(gauge(BulkheadMeterNames.LIMIT)).as("fixed: L = B").isEqualTo(1);
-        assertThat(registry.find(BulkheadMeterNames.ELASTIC_AT_FLOOR).gauge()).as("not elastic").isNull();
-        assertThat(registry.find(BulkheadMeterNames.LIMIT).tag(BulkheadMeterNames.PRIORITY, "regular").gauge())
-                .as("every meter carries the workload's priority").isNotNull();
+        assertThat(registry.find(BulkheadMeterNames.ELASTIC_AT_FLOOR).gauge())
+                .as("not elastic")
+                .isNull();
+        assertThat(registry.find(BulkheadMeterNames.LIMIT)
+                        .tag(BulkheadMeterNames.PRIORITY, "regular")
+                        .gauge())
+                .as("every meter carries the workload's priority")
+                .isNotNull();
     }
 
     @Test
     void anElasticWorkloadShowsWhenItIsHeldToItsFloor() {
-        metrics.bind(DbBulkhead.builder(pool).name("orders-db").listener(metrics).poolSize(4)
+        metrics.bind(DbBulkhead.builder(pool)
+                .name("orders-db")
+                .listener(metrics)
+                .poolSize(4)
                 .workload(WorkloadConfig.builder("interactive").concurrent(3).build())
-                .workload(WorkloadConfig.builder("batch").concurrent(2).priority(Priority.ELASTIC).build()).build());
-        assertThat(registry.find(BulkheadMeterNames.ELASTIC_AT_FLOOR).tag(BulkheadMeterNames.PRIORITY, "elastic")
-                .gauge().value()).as("elastic work starts at its floor").isEqualTo(1);
+                .workload(WorkloadConfig.builder("batch")
+                        .concurrent(2)
+                        .priority(Priority.ELASTIC)
+                        .build())
+                .build());
+        assertThat(registry.find(BulkheadMeterNames.ELASTIC_AT_FLOOR)
+                        .tag(BulkheadMeterNames.PRIORITY, "elastic")
+                        .gauge()
+                        .value())
+                .as("elastic work starts at its floor")
+                .isEqualTo(1);
     }
 
     @Test
     void adaptiveWorkloadsShowTheirLimitAndRecentHold() throws Exception {
-        var gate = metrics.bind(DbBulkhead.builder(pool).name("orders-db").listener(metrics)
-                .workload(WorkloadConfig.builder("interactive").concurrent(2).extraSlots(4).adaptiveLimitMin(1).build())
+        var gate = metrics.bind(DbBulkhead.builder(pool)
+                .name("orders-db")
+                .listener(metrics)
+                .workload(WorkloadConfig.builder("interactive")
+                        .concurrent(2)
+                        .extraSlots(4)
+                        .adaptiveLimitMin(1)
+                        .build())
                 .build());
         assertThat(gauge(BulkheadMeterNames.LIMIT)).as("starts at B").isEqualTo(2);
-        assertThat(gauge(BulkheadMeterNames.HOLD_RECENT)).as("nothing measured yet").isZero();
+        assertThat(gauge(BulkheadMeterNames.HOLD_RECENT))
+                .as("nothing measured yet")
+                .isZero();
         long until = System.nanoTime() + Duration.ofSeconds(10).toNanos();
         while (gauge(BulkheadMeterNames.HOLD_RECENT) == 0 && System.nanoTime() < until) {
             gate.transaction(Duration.ofSeconds(1), c -> {
@@ -221,16 +286,25 @@ class DbBulkheadMetricsTest {
                 return null;
             });
         }
-        assertThat(gauge(BulkheadMeterNames.HOLD_RECENT)).as("seconds, after the first operation")
+        assertThat(gauge(BulkheadMeterNames.HOLD_RECENT))
+                .as("seconds, after the first operation")
                 .isBetween(0.001, 1.0);
-        assertThat(gauge(BulkheadMeterNames.LIMIT)).isEqualTo(gate.defaultWorkload().limit());
+        assertThat(gauge(BulkheadMeterNames.LIMIT))
+                .isEqualTo(gate.defaultWorkload().limit());
     }
 
     @Test
     void auditedPredictionsAreCountedByWhetherTheCallerWasServedInTime() throws Exception {
-        var gate = metrics.bind(DbBulkhead.builder(pool).name("orders-db").listener(metrics)
-                .workload(WorkloadConfig.builder("interactive").concurrent(1).extraSlots(4).predictiveRejection(true)
-                        .predictionAudit(1.0).build()).build());
+        var gate = metrics.bind(DbBulkhead.builder(pool)
+                .name("orders-db")
+                .listener(metrics)
+                .workload(WorkloadConfig.builder("interactive")
+                        .concurrent(1)
+                        .extraSlots(4)
+                        .predictiveRejection(true)
+                        .predictionAudit(1.0)
+                        .build())
+                .build());
         gate.transaction(Duration.ofSeconds(1), c -> {
             try (var s = c.createStatement()) {
                 s.execute("SELECT pg_sleep(0.2)");
@@ -242,18 +316,25 @@ class DbBulkheadMetricsTest {
             // audit (all of them) admits it anyway.
             try (var other = Executors.newVirtualThreadPerTaskExecutor()) {
                 Future<Integer> audited = other.submit(() -> gate.transaction(Duration.ofMillis(1), c -> 1));
-                assertThatThrownBy(audited::get).isInstanceOf(ExecutionException.class)
+                assertThatThrownBy(audited::get)
+                        .isInstanceOf(ExecutionException.class)
                         .hasCauseInstanceOf(QueueTimeoutException.class);
             }
         }
-        assertThat(counter(BulkheadMeterNames.PREDICTION_AUDITS, "served", "false")).isEqualTo(1);
-        assertThat(counter(BulkheadMeterNames.PREDICTION_AUDITS, "served", "true")).isZero();
+        assertThat(counter(BulkheadMeterNames.PREDICTION_AUDITS, "served", "false"))
+                .isEqualTo(1);
+        assertThat(counter(BulkheadMeterNames.PREDICTION_AUDITS, "served", "true"))
+                .isZero();
     }
 
     @Test
     void leasesLeftOpenAreCountedAsSuspectedLeaksAndOnceTheirThreadEndedAsReclaimed() throws Exception {
-        var gate = metrics.bind(DbBulkhead.builder(pool).name("orders-db").listener(metrics)
-                .leakDetectionThreshold(Duration.ofMillis(50)).workload("interactive", 2, 0).build());
+        var gate = metrics.bind(DbBulkhead.builder(pool)
+                .name("orders-db")
+                .listener(metrics)
+                .leakDetectionThreshold(Duration.ofMillis(50))
+                .workload("interactive", 2, 0)
+                .build());
         var w = gate.defaultWorkload();
         Thread t = Thread.ofVirtual().start(() -> {
             try {
@@ -270,7 +351,8 @@ class DbBulkheadMetricsTest {
             System.gc();
             return registry.get(BulkheadMeterNames.RECLAIMED).functionCounter().count() == 1;
         });
-        assertThat(counter(BulkheadMeterNames.LEAKS_SUSPECTED, "service", "orders")).isEqualTo(1);
+        assertThat(counter(BulkheadMeterNames.LEAKS_SUSPECTED, "service", "orders"))
+                .isEqualTo(1);
         assertThat(w.available()).isEqualTo(2);
     }
 

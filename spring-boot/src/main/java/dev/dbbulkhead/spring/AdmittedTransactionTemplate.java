@@ -1,13 +1,13 @@
 package dev.dbbulkhead.spring;
 
 import dev.dbbulkhead.Deadline;
+import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.support.TransactionCallback;
 import org.springframework.transaction.support.TransactionTemplate;
-import java.util.Objects;
 
 /**
  * Spring's {@link TransactionTemplate} inside an admission: takes a permit of the workload, runs the transaction
@@ -43,7 +43,10 @@ public class AdmittedTransactionTemplate {
 
     /** Runs {@code action} in a transaction admitted to {@code workload}. */
     public <T extends @Nullable Object> T execute(@Nullable String workload, TransactionCallback<T> action) {
-        return admission.call(workload, null, "AdmittedTransactionTemplate.execute",
+        return admission.call(
+                workload,
+                null,
+                "AdmittedTransactionTemplate.execute",
                 () -> templateFor(admission.currentDeadline()).execute(action));
     }
 
@@ -57,8 +60,9 @@ public class AdmittedTransactionTemplate {
         if (own != TransactionDefinition.TIMEOUT_DEFAULT && own <= seconds) {
             return template;
         }
-        var bounded = new TransactionTemplate(Objects.requireNonNull(template.getTransactionManager(),
-                "the template's transaction manager"), template);
+        var bounded = new TransactionTemplate(
+                Objects.requireNonNull(template.getTransactionManager(), "the template's transaction manager"),
+                template);
         bounded.setTimeout(seconds);
         return bounded;
     }

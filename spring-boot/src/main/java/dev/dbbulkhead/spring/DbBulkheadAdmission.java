@@ -8,11 +8,9 @@ import dev.dbbulkhead.Workload;
 import dev.dbbulkhead.spring.DbBulkheadSettings.WorkloadSettings;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationRegistry;
-import java.sql.ResultSet;
 import java.time.Duration;
 import java.util.Collections;
 import java.util.IdentityHashMap;
-import java.util.Iterator;
 import java.util.Locale;
 import java.util.Set;
 import java.util.concurrent.CancellationException;
@@ -62,7 +60,10 @@ public class DbBulkheadAdmission implements TransactionExecutionListener {
     private static final class Scope {
         final WorkloadSettings workload;
         final @Nullable Deadline deadline;
-        @Nullable Lease lease;
+
+        @Nullable
+        Lease lease;
+
         final Set<TransactionExecution> transactions = Collections.newSetFromMap(new IdentityHashMap<>());
 
         Scope(WorkloadSettings workload, @Nullable Deadline deadline) {
@@ -73,11 +74,13 @@ public class DbBulkheadAdmission implements TransactionExecutionListener {
 
     /** The observation around each admission. */
     public static final String OBSERVATION = "db.bulkhead.admission";
+
     private static final Logger LOG = LoggerFactory.getLogger(DbBulkheadAdmission.class);
 
     private final DbBulkhead bulkhead;
     private final DbBulkheadSettings settings;
     private final ObservationRegistry observations;
+
     @SuppressWarnings("ThreadLocalUsage") // one per admission bean, that is per barrier: deliberately not static
     private final ThreadLocal<Scope> scope = new ThreadLocal<>();
 
@@ -114,8 +117,8 @@ public class DbBulkheadAdmission implements TransactionExecutionListener {
      * @throws IllegalStateException when a rule above is broken (nothing ran)
      * @throws CancellationException when interrupted while waiting (nothing ran; the interrupt flag is set)
      */
-    public <T extends @Nullable Object, E extends Throwable> T call(@Nullable String workload, @Nullable Duration queueWait, String caller,
-            AdmittedCall<T, E> call) throws E {
+    public <T extends @Nullable Object, E extends Throwable> T call(
+            @Nullable String workload, @Nullable Duration queueWait, String caller, AdmittedCall<T, E> call) throws E {
         WorkloadSettings target = settings.named(workload, caller);
         Scope outer = scope.get();
         if (outer != null) {
@@ -160,10 +163,13 @@ public class DbBulkheadAdmission implements TransactionExecutionListener {
 
     private void warnLazyOnce(String caller, Object result) {
         if (warnedLazy.add(caller)) {
-            LOG.warn("{} returned a {}, whose work goes on after its permit was released (and its transaction "
-                    + "ended): whatever connection it uses is no longer bounded by db-bulkhead '{}'. Return a "
-                    + "materialised value (e.g. a List) or a CompletableFuture, or do the work inside the method.",
-                    caller, result.getClass().getName(), bulkhead.name());
+            LOG.warn(
+                    "{} returned a {}, whose work goes on after its permit was released (and its transaction "
+                            + "ended): whatever connection it uses is no longer bounded by db-bulkhead '{}'. Return a "
+                            + "materialised value (e.g. a List) or a CompletableFuture, or do the work inside the method.",
+                    caller,
+                    result.getClass().getName(),
+                    bulkhead.name());
         }
     }
 
@@ -177,7 +183,8 @@ public class DbBulkheadAdmission implements TransactionExecutionListener {
         Observation observation = Observation.createNotStarted(OBSERVATION, observations)
                 .contextualName("db-bulkhead admission")
                 .lowCardinalityKeyValue("bulkhead", bulkhead.name())
-                .lowCardinalityKeyValue("workload", target.name()).start();
+                .lowCardinalityKeyValue("workload", target.name())
+                .start();
         String outcome = "admitted";
         try {
             return acquireNow(admitted, queueWait, caller);

@@ -2,10 +2,10 @@ package dev.dbbulkhead.spring;
 
 import dev.dbbulkhead.BulkheadListener;
 import dev.dbbulkhead.DbBulkhead;
+import dev.dbbulkhead.micrometer.BulkheadMeterNames;
 import dev.dbbulkhead.micrometer.DbBulkheadMetrics;
 import dev.dbbulkhead.spring.actuate.DbBulkheadEndpoint;
 import dev.dbbulkhead.spring.web.DbBulkheadProblemResolver;
-import dev.dbbulkhead.micrometer.BulkheadMeterNames;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.observation.ObservationRegistry;
@@ -29,9 +29,9 @@ import org.springframework.boot.context.properties.EnableConfigurationProperties
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
 import org.springframework.boot.jdbc.metadata.CompositeDataSourcePoolMetadataProvider;
-import org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration;
 import org.springframework.boot.jdbc.metadata.DataSourcePoolMetadata;
 import org.springframework.boot.jdbc.metadata.DataSourcePoolMetadataProvider;
+import org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Role;
@@ -47,10 +47,13 @@ import org.springframework.web.servlet.DispatcherServlet;
  * rejections, an actuator endpoint and Micrometer meters. Backs off without exactly one {@code DataSource} candidate,
  * with {@code db-bulkhead.enabled=false}, and bean by bean where the application declares its own.
  */
-@AutoConfiguration(after = {DataSourceAutoConfiguration.class, TransactionAutoConfiguration.class}, afterName = {
-        "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
-        "org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration",
-        "org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration"})
+@AutoConfiguration(
+        after = {DataSourceAutoConfiguration.class, TransactionAutoConfiguration.class},
+        afterName = {
+            "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
+            "org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration",
+            "org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration"
+        })
 @ConditionalOnClass(DbBulkhead.class)
 @ConditionalOnSingleCandidate(DataSource.class)
 @ConditionalOnBooleanProperty(name = "db-bulkhead.enabled", matchIfMissing = true)
@@ -61,14 +64,17 @@ public final class DbBulkheadAutoConfiguration {
 
     @Bean
     @ConditionalOnMissingBean
-    DbBulkheadSettings dbBulkheadSettings(DbBulkheadProperties properties, DataSource dataSource,
+    DbBulkheadSettings dbBulkheadSettings(
+            DbBulkheadProperties properties,
+            DataSource dataSource,
             ObjectProvider<DataSourcePoolMetadataProvider> poolMetadata) {
         return DbBulkheadSettings.of(properties, poolSize(dataSource, poolMetadata));
     }
 
     /** The pool's maximum size, as Spring Boot's pool metadata reads it (HikariCP, DBCP2, Tomcat, ...), or -1. */
     private static int poolSize(DataSource dataSource, ObjectProvider<DataSourcePoolMetadataProvider> providers) {
-        DataSourcePoolMetadata metadata = new CompositeDataSourcePoolMetadataProvider(providers.orderedStream().toList())
+        DataSourcePoolMetadata metadata = new CompositeDataSourcePoolMetadataProvider(
+                        providers.orderedStream().toList())
                 .getDataSourcePoolMetadata(dataSource);
         Integer max = metadata == null ? null : metadata.getMax();
         return max == null || max <= 0 ? -1 : max;
@@ -76,9 +82,14 @@ public final class DbBulkheadAutoConfiguration {
 
     @Bean
     @ConditionalOnMissingBean
-    DbBulkhead dbBulkhead(DataSource dataSource, DbBulkheadSettings settings,
-            ObjectProvider<BulkheadListener> listeners, ObjectProvider<DbBulkheadBuilderCustomizer> customizers) {
-        return settings.build(UnadmittedConnections.unwrapped(dataSource), listeners.orderedStream().toList(),
+    DbBulkhead dbBulkhead(
+            DataSource dataSource,
+            DbBulkheadSettings settings,
+            ObjectProvider<BulkheadListener> listeners,
+            ObjectProvider<DbBulkheadBuilderCustomizer> customizers) {
+        return settings.build(
+                UnadmittedConnections.unwrapped(dataSource),
+                listeners.orderedStream().toList(),
                 customizers.orderedStream().toList());
     }
 
@@ -86,17 +97,18 @@ public final class DbBulkheadAutoConfiguration {
     @Bean
     @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
     @ConditionalOnMissingBean
-    static UnadmittedConnections dbBulkheadUnadmittedConnections(Environment environment,
-            ObjectProvider<DbBulkheadAdmission> admission) {
-        var mode = Binder.get(environment).bind("db-bulkhead.unadmitted-connections", UnadmittedConnections.Mode.class)
+    static UnadmittedConnections dbBulkheadUnadmittedConnections(
+            Environment environment, ObjectProvider<DbBulkheadAdmission> admission) {
+        var mode = Binder.get(environment)
+                .bind("db-bulkhead.unadmitted-connections", UnadmittedConnections.Mode.class)
                 .orElse(UnadmittedConnections.Mode.COUNT);
         return new UnadmittedConnections(mode, admission);
     }
 
     @Bean
     @ConditionalOnMissingBean
-    DbBulkheadAdmission dbBulkheadAdmission(DbBulkhead bulkhead, DbBulkheadSettings settings,
-            ObjectProvider<ObservationRegistry> observations) {
+    DbBulkheadAdmission dbBulkheadAdmission(
+            DbBulkhead bulkhead, DbBulkheadSettings settings, ObjectProvider<ObservationRegistry> observations) {
         return new DbBulkheadAdmission(bulkhead, settings, observations.getIfAvailable(() -> ObservationRegistry.NOOP));
     }
 
@@ -110,8 +122,8 @@ public final class DbBulkheadAutoConfiguration {
     @Bean
     @ConditionalOnMissingBean
     @ConditionalOnSingleCandidate(PlatformTransactionManager.class)
-    AdmittedTransactionTemplate admittedTransactionTemplate(DbBulkheadAdmission admission,
-            PlatformTransactionManager transactionManager) {
+    AdmittedTransactionTemplate admittedTransactionTemplate(
+            DbBulkheadAdmission admission, PlatformTransactionManager transactionManager) {
         return new AdmittedTransactionTemplate(admission, transactionManager);
     }
 
@@ -120,8 +132,8 @@ public final class DbBulkheadAutoConfiguration {
     @ConditionalOnClass(OpenEntityManagerInViewInterceptor.class)
     static class OpenInViewCheck {
         @Bean
-        SmartInitializingSingleton dbBulkheadOpenInViewCheck(ConfigurableListableBeanFactory beans,
-                DbBulkheadProperties properties) {
+        SmartInitializingSingleton dbBulkheadOpenInViewCheck(
+                ConfigurableListableBeanFactory beans, DbBulkheadProperties properties) {
             return () -> {
                 if (properties.isAllowOpenInView()) {
                     return;
@@ -130,10 +142,11 @@ public final class DbBulkheadAutoConfiguration {
                 found.addAll(List.of(beans.getBeanNamesForType(OpenEntityManagerInViewInterceptor.class, true, false)));
                 found.addAll(List.of(beans.getBeanNamesForType(OpenEntityManagerInViewFilter.class, true, false)));
                 if (!found.isEmpty()) {
-                    throw new DbBulkheadConfigurationException("JPA's open-in-view is on (beans " + found + "): the "
-                            + "EntityManager, and with it the database connection, stays open until the web request "
-                            + "has been rendered, long after a @DbWorkload method returned and released its permit, "
-                            + "so more connections are in use than db-bulkhead admits.",
+                    throw new DbBulkheadConfigurationException(
+                            "JPA's open-in-view is on (beans " + found + "): the "
+                                    + "EntityManager, and with it the database connection, stays open until the web request "
+                                    + "has been rendered, long after a @DbWorkload method returned and released its permit, "
+                                    + "so more connections are in use than db-bulkhead admits.",
                             "Set spring.jpa.open-in-view=false (and load what the view needs inside the admitted "
                                     + "method), or set db-bulkhead.allow-open-in-view=true to accept it.");
                 }
@@ -153,13 +166,18 @@ public final class DbBulkheadAutoConfiguration {
 
         /** The gauges, once the barrier exists; HikariCP's own meters are left as they are. */
         @Bean
-        SmartInitializingSingleton dbBulkheadGauges(DbBulkheadMetrics metrics, ObjectProvider<DbBulkhead> bulkhead,
-                ObjectProvider<UnadmittedConnections> unadmitted, MeterRegistry registry) {
+        SmartInitializingSingleton dbBulkheadGauges(
+                DbBulkheadMetrics metrics,
+                ObjectProvider<DbBulkhead> bulkhead,
+                ObjectProvider<UnadmittedConnections> unadmitted,
+                MeterRegistry registry) {
             return () -> bulkhead.ifAvailable(b -> {
                 metrics.bind(b);
                 unadmitted.ifAvailable(u -> FunctionCounter.builder(UNADMITTED, u, UnadmittedConnections::count)
                         .description("Connections taken from the DataSource outside any admission")
-                        .baseUnit("connections").tag(BulkheadMeterNames.BULKHEAD, b.name()).register(registry));
+                        .baseUnit("connections")
+                        .tag(BulkheadMeterNames.BULKHEAD, b.name())
+                        .register(registry));
             });
         }
     }
@@ -173,8 +191,10 @@ public final class DbBulkheadAutoConfiguration {
         @ConditionalOnMissingBean
         DbBulkheadProblemResolver dbBulkheadProblemResolver(DbBulkheadProperties properties) {
             var web = properties.getWeb();
-            return new DbBulkheadProblemResolver(DbBulkheadSettings.retryAfter(web.getRetryAfter()),
-                    DbBulkheadSettings.status(web.getStatus()), DbBulkheadSettings.refusalDelay(web));
+            return new DbBulkheadProblemResolver(
+                    DbBulkheadSettings.retryAfter(web.getRetryAfter()),
+                    DbBulkheadSettings.status(web.getStatus()),
+                    DbBulkheadSettings.refusalDelay(web));
         }
     }
 

@@ -20,7 +20,8 @@ public class DbBulkheadConfigurationException extends IllegalStateException {
      *     property's
      * @param cause what the barrier's builder refused, or null
      */
-    public DbBulkheadConfigurationException(String description, String action, @Nullable String property, @Nullable Throwable cause) {
+    public DbBulkheadConfigurationException(
+            String description, String action, @Nullable String property, @Nullable Throwable cause) {
         super(description, cause);
         this.action = action;
         this.property = property;

@@ -25,12 +25,15 @@ class DbBulkheadFailureAnalyzer extends AbstractFailureAnalyzer<DbBulkheadConfig
     @Override
     protected FailureAnalysis analyze(Throwable rootFailure, DbBulkheadConfigurationException cause) {
         String origin = origin(cause.property());
-        return new FailureAnalysis(origin == null ? cause.getMessage() : cause.getMessage() + "\n\n    Origin: "
-                + origin, cause.action(), cause);
+        return new FailureAnalysis(
+                origin == null ? cause.getMessage() : cause.getMessage() + "\n\n    Origin: " + origin,
+                cause.action(),
+                cause);
     }
 
     /** Where {@code property} was set, or null. */
-    @Nullable String origin(@Nullable String property) {
+    @Nullable
+    String origin(@Nullable String property) {
         if (property == null || environment == null || !ConfigurationPropertyName.isValid(property)) {
             return null;
         }

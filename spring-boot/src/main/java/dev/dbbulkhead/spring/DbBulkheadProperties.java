@@ -59,6 +59,7 @@ public class DbBulkheadProperties {
      * false). Without any, one workload named 'default' with concurrent and extra-slots both the pool's size.
      */
     private Map<String, Workload> workloads = new LinkedHashMap<>();
+
     private final Web web = new Web();
 
     /**
@@ -111,8 +112,11 @@ public class DbBulkheadProperties {
          * @throws dev.dbbulkhead.InvalidSettingException naming the setting the core refused
          */
         WorkloadConfig config(String name) {
-            var config = WorkloadConfig.builder(name).concurrent(concurrent == null ? 0 : concurrent) // 0: refused
-                    .extraSlots(extraSlots == null ? 0 : extraSlots).queue(queue).priority(priority)
+            var config = WorkloadConfig.builder(name)
+                    .concurrent(concurrent == null ? 0 : concurrent) // 0: refused
+                    .extraSlots(extraSlots == null ? 0 : extraSlots)
+                    .queue(queue)
+                    .priority(priority)
                     .predictiveRejection(predictiveRejection);
             if (predictionAudit != null) {
                 config.predictionAudit(predictionAudit);

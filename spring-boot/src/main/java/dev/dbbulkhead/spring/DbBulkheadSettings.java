@@ -30,6 +30,7 @@ public final class DbBulkheadSettings {
     public static final Duration DEFAULT_QUEUE_WAIT = Duration.ofMillis(100);
     /** The workload created when none is declared. */
     public static final String DEFAULT_WORKLOAD = "default";
+
     private static final String PREFIX = "db-bulkhead.";
     /** A setting's builder name inside a rule (e.g. "needs adaptiveLimitMin"), to name it as a property. */
     private static final Pattern SETTING_NAME = Pattern.compile("\\b[a-z]+(?:[A-Z][a-z]*)*\\b");
@@ -38,7 +39,10 @@ public final class DbBulkheadSettings {
      * One workload: its core configuration, and how the starter calls it: the longest wait for a permit, the
      * deadline started at admission (null: none), and whether a second connection (REQUIRES_NEW) is allowed.
      */
-    public record WorkloadSettings(WorkloadConfig config, Duration queueWait, @Nullable Duration deadline,
+    public record WorkloadSettings(
+            WorkloadConfig config,
+            Duration queueWait,
+            @Nullable Duration deadline,
             boolean allowRequiresNew) {
         /** The workload's name. */
         public String name() {
@@ -62,8 +66,14 @@ public final class DbBulkheadSettings {
     private final Duration leakDetectionThreshold;
     private final @Nullable Integer sharedLimit;
 
-    private DbBulkheadSettings(String name, Map<String, WorkloadSettings> workloads, String defaultWorkload,
-            boolean allowOpenInView, int poolSize, Duration leakDetectionThreshold, @Nullable Integer sharedLimit) {
+    private DbBulkheadSettings(
+            String name,
+            Map<String, WorkloadSettings> workloads,
+            String defaultWorkload,
+            boolean allowOpenInView,
+            int poolSize,
+            Duration leakDetectionThreshold,
+            @Nullable Integer sharedLimit) {
         this.sharedLimit = sharedLimit;
         this.name = name;
         this.workloads = workloads;
@@ -82,8 +92,13 @@ public final class DbBulkheadSettings {
         var workloads = new LinkedHashMap<String, WorkloadSettings>();
         if (properties.getWorkloads().isEmpty()) {
             int concurrent = poolSize > 0 ? poolSize : 10;
-            workloads.put(DEFAULT_WORKLOAD, new WorkloadSettings(WorkloadConfig.of(DEFAULT_WORKLOAD, concurrent,
-                    concurrent), DEFAULT_QUEUE_WAIT, null, false));
+            workloads.put(
+                    DEFAULT_WORKLOAD,
+                    new WorkloadSettings(
+                            WorkloadConfig.of(DEFAULT_WORKLOAD, concurrent, concurrent),
+                            DEFAULT_QUEUE_WAIT,
+                            null,
+                            false));
         }
         properties.getWorkloads().forEach((key, w) -> workloads.put(key, workload(key, w)));
         String defaultWorkload = defaultWorkload(properties.getDefaultWorkload(), workloads);
@@ -91,8 +106,13 @@ public final class DbBulkheadSettings {
         status(properties.getWeb().getStatus());
         refusalDelay(properties.getWeb());
         Duration leaks = properties.getLeakDetectionThreshold();
-        return new DbBulkheadSettings(properties.getName(), Collections.unmodifiableMap(workloads), defaultWorkload,
-                properties.isAllowOpenInView(), poolSize, leaks == null ? Duration.ZERO : leaks,
+        return new DbBulkheadSettings(
+                properties.getName(),
+                Collections.unmodifiableMap(workloads),
+                defaultWorkload,
+                properties.isAllowOpenInView(),
+                poolSize,
+                leaks == null ? Duration.ZERO : leaks,
                 properties.getSharedLimit());
     }
 
@@ -110,8 +130,8 @@ public final class DbBulkheadSettings {
     static Duration refusalDelay(DbBulkheadProperties.Web web) {
         Duration delay = web.getRefusalDelay();
         if (delay == null || delay.isNegative() || delay.compareTo(web.getRetryAfter()) > 0) {
-            throw invalid("web.refusal-delay", delay, "must be >= 0 and at most web.retry-after "
-                    + web.getRetryAfter());
+            throw invalid(
+                    "web.refusal-delay", delay, "must be >= 0 and at most web.retry-after " + web.getRetryAfter());
         }
         return delay;
     }
@@ -129,8 +149,8 @@ public final class DbBulkheadSettings {
      * {@code listeners}, then {@code customizers} in order. What the builder refuses fails start-up as a
      * {@link DbBulkheadConfigurationException} naming the property.
      */
-    public DbBulkhead build(DataSource dataSource, List<BulkheadListener> listeners,
-            List<DbBulkheadBuilderCustomizer> customizers) {
+    public DbBulkhead build(
+            DataSource dataSource, List<BulkheadListener> listeners, List<DbBulkheadBuilderCustomizer> customizers) {
         try {
             var builder = DbBulkhead.builder(dataSource).name(name);
             workloads().forEach(w -> builder.workload(w.config()));
@@ -150,25 +170,35 @@ public final class DbBulkheadSettings {
     }
 
     /** What the core refused, named as the property that set it ({@code declared}: the workloads properties set). */
-    private static DbBulkheadConfigurationException refused(InvalidSettingException e,
-            Collection<String> declared) {
+    private static DbBulkheadConfigurationException refused(InvalidSettingException e, Collection<String> declared) {
         String workload = e.workload().filter(declared::contains).orElse(null);
         String property = property(e.setting(), workload);
         String rule = inProperties(e.rule(), workload);
         if (e.setting() == Setting.POOL_SIZE) {
-            return new DbBulkheadConfigurationException(property + " " + rule + ", was " + e.value() + ": the barrier "
-                    + "would admit more operations than the pool has connections, and they would queue inside the pool "
-                    + "instead, where nothing bounds or rejects them.", "Lower the workloads' concurrent ("
-                    + String.join(", ", declared.stream().map(w -> property(Setting.CONCURRENT, w)).toList())
-                    + ") so that they add up to at most the pool size, or raise the pool's maximum size ("
-                    + property + "), within the database's connection budget.", property, e);
+            return new DbBulkheadConfigurationException(
+                    property + " " + rule + ", was " + e.value() + ": the barrier "
+                            + "would admit more operations than the pool has connections, and they would queue inside the pool "
+                            + "instead, where nothing bounds or rejects them.",
+                    "Lower the workloads' concurrent ("
+                            + String.join(
+                                    ", ",
+                                    declared.stream()
+                                            .map(w -> property(Setting.CONCURRENT, w))
+                                            .toList())
+                            + ") so that they add up to at most the pool size, or raise the pool's maximum size ("
+                            + property + "), within the database's connection budget.",
+                    property,
+                    e);
         }
         if (property == null) {
-            return new DbBulkheadConfigurationException("db-bulkhead: " + e.getMessage(),
-                    "Change the DbBulkheadBuilderCustomizer that sets " + e.setting() + ".", null, e);
+            return new DbBulkheadConfigurationException(
+                    "db-bulkhead: " + e.getMessage(),
+                    "Change the DbBulkheadBuilderCustomizer that sets " + e.setting() + ".",
+                    null,
+                    e);
         }
-        return new DbBulkheadConfigurationException(property + " " + rule + ", was " + e.value(),
-                "Change " + property + ".", property, e);
+        return new DbBulkheadConfigurationException(
+                property + " " + rule + ", was " + e.value(), "Change " + property + ".", property, e);
     }
 
     /**
@@ -180,8 +210,10 @@ public final class DbBulkheadSettings {
             case POOL_SIZE -> "spring.datasource.hikari.maximum-pool-size";
             case SIZING_HINT_QUEUE_WAIT, SIZING_HINT_HOLD_TIME -> null;
             case WORKLOAD_NAME -> PREFIX + "workloads";
-            default -> !setting.perWorkload() ? PREFIX + setting.propertyName()
-                    : workload == null ? null : PREFIX + "workloads." + workload + "." + setting.propertyName();
+            default ->
+                !setting.perWorkload()
+                        ? PREFIX + setting.propertyName()
+                        : workload == null ? null : PREFIX + "workloads." + workload + "." + setting.propertyName();
         };
     }
 
@@ -207,15 +239,19 @@ public final class DbBulkheadSettings {
             throw invalid("workloads", "''", "a workload needs a name");
         }
         if (w.getConcurrent() == null) {
-            throw new DbBulkheadConfigurationException(PREFIX + field + "concurrent is not set",
+            throw new DbBulkheadConfigurationException(
+                    PREFIX + field + "concurrent is not set",
                     "Set " + PREFIX + field + "concurrent to how many operations of workload '" + key
-                            + "' may hold a connection at once (at least 1).", PREFIX + field + "concurrent", null);
+                            + "' may hold a connection at once (at least 1).",
+                    PREFIX + field + "concurrent",
+                    null);
         }
         Duration queueWait = w.getQueueWait() == null ? DEFAULT_QUEUE_WAIT : w.getQueueWait();
         if (queueWait.isNegative()) {
             throw invalid(field + "queue-wait", queueWait, "must be >= 0");
         }
-        if (w.getDeadline() != null && (w.getDeadline().isNegative() || w.getDeadline().isZero())) {
+        if (w.getDeadline() != null
+                && (w.getDeadline().isNegative() || w.getDeadline().isZero())) {
             throw invalid(field + "deadline", w.getDeadline(), "must be > 0 (leave it unset for none)");
         }
         try {
@@ -228,8 +264,9 @@ public final class DbBulkheadSettings {
     private static String defaultWorkload(@Nullable String configured, Map<String, WorkloadSettings> workloads) {
         if (configured == null || configured.isBlank()) {
             if (workloads.size() > 1) {
-                throw new DbBulkheadConfigurationException(PREFIX + "default-workload is not set, and "
-                        + workloads.size() + " workloads are declared " + workloads.keySet(),
+                throw new DbBulkheadConfigurationException(
+                        PREFIX + "default-workload is not set, and " + workloads.size() + " workloads are declared "
+                                + workloads.keySet(),
                         "Set " + PREFIX + "default-workload to the one used where none is named, one of "
                                 + workloads.keySet() + ".");
             }
@@ -242,8 +279,11 @@ public final class DbBulkheadSettings {
     }
 
     private static DbBulkheadConfigurationException invalid(String property, Object value, String rule) {
-        return new DbBulkheadConfigurationException(PREFIX + property + " " + rule + ", was " + value,
-                "Change " + PREFIX + property + ".", PREFIX + property, null);
+        return new DbBulkheadConfigurationException(
+                PREFIX + property + " " + rule + ", was " + value,
+                "Change " + PREFIX + property + ".",
+                PREFIX + property,
+                null);
     }
 
     /** The barrier's name. */
@@ -260,7 +300,9 @@ public final class DbBulkheadSettings {
     public List<WorkloadSettings> workloads() {
         var ordered = new ArrayList<WorkloadSettings>();
         ordered.add(workloads.get(defaultWorkload));
-        workloads.values().stream().filter(w -> !w.name().equals(defaultWorkload)).forEach(ordered::add);
+        workloads.values().stream()
+                .filter(w -> !w.name().equals(defaultWorkload))
+                .forEach(ordered::add);
         return ordered;
     }
 

@@ -2,15 +2,11 @@ package dev.dbbulkhead.spring;
 
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
-import java.sql.Connection;
-import java.sql.ResultSet;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
-import java.util.Spliterator;
+import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 import org.aopalliance.intercept.MethodInterceptor;
@@ -39,7 +35,6 @@ import org.springframework.scheduling.annotation.Async;
 import org.springframework.scheduling.annotation.AsyncAnnotationAdvisor;
 import org.springframework.util.ClassUtils;
 import org.springframework.util.ReflectionUtils;
-import java.util.Objects;
 
 /**
  * Applies {@link DbWorkload}. As Spring's own {@code @ConcurrencyLimit} post-processor does, it adds its advisor
@@ -68,6 +63,7 @@ public class DbWorkloadBeanPostProcessor extends AbstractBeanFactoryAwareAdvisin
     private final Map<MethodClassKey, Target> targets = new ConcurrentHashMap<>();
     /** Each bean class scanned, with the problems its annotated methods have (empty: none). */
     private final Map<Class<?>, List<String>> scanned = new ConcurrentHashMap<>();
+
     private final List<String> problems = new ArrayList<>();
     /** Set once the start-up check has run: a bean created later (lazy, prototype) fails its own creation. */
     private volatile boolean started;
@@ -91,8 +87,10 @@ public class DbWorkloadBeanPostProcessor extends AbstractBeanFactoryAwareAdvisin
     };
 
     private static boolean isObjectMethod(Method m) {
-        return ReflectionUtils.isObjectMethod(m) || ReflectionUtils.isEqualsMethod(m)
-                || ReflectionUtils.isHashCodeMethod(m) || ReflectionUtils.isToStringMethod(m);
+        return ReflectionUtils.isObjectMethod(m)
+                || ReflectionUtils.isEqualsMethod(m)
+                || ReflectionUtils.isHashCodeMethod(m)
+                || ReflectionUtils.isToStringMethod(m);
     }
 
     /** What one annotated method asks for: its workload (resolved), its queue wait (null: the workload's). */
@@ -118,9 +116,9 @@ public class DbWorkloadBeanPostProcessor extends AbstractBeanFactoryAwareAdvisin
      */
     private void failIfCreatedLate(String beanName, List<String> found) {
         if (started && !found.isEmpty()) {
-            throw new DbBulkheadConfigurationException("Bean '" + beanName + "', created after start-up: "
-                    + String.join("\n", found), "Fix the annotation as said; a method that cannot be admitted must "
-                    + "not carry @DbWorkload.");
+            throw new DbBulkheadConfigurationException(
+                    "Bean '" + beanName + "', created after start-up: " + String.join("\n", found),
+                    "Fix the annotation as said; a method that cannot be admitted must " + "not carry @DbWorkload.");
         }
     }
 
@@ -167,16 +165,21 @@ public class DbWorkloadBeanPostProcessor extends AbstractBeanFactoryAwareAdvisin
     private @Nullable Target read(Method method, Class<?> type, @Nullable DbWorkload onType, List<String> found) {
         DbWorkload onMethod = AnnotatedElementUtils.findMergedAnnotation(method, DbWorkload.class);
         int modifiers = method.getModifiers();
-        boolean fromType = onMethod == null && onType != null && Modifier.isPublic(modifiers)
+        boolean fromType = onMethod == null
+                && onType != null
+                && Modifier.isPublic(modifiers)
                 && !Modifier.isStatic(modifiers) // a type's annotation is about its instances' methods
-                && !isObjectMethod(method) && method.getDeclaringClass() != Object.class
-                && !method.isBridge() && !method.isSynthetic();
+                && !isObjectMethod(method)
+                && method.getDeclaringClass() != Object.class
+                && !method.isBridge()
+                && !method.isSynthetic();
         if (onMethod == null && !fromType) {
             return null;
         }
         String caller = "@DbWorkload method " + ClassUtils.getQualifiedMethodName(method, type);
-        String unreachable = Modifier.isPrivate(modifiers) ? "private" : Modifier.isStatic(modifiers) ? "static"
-                : Modifier.isFinal(modifiers) ? "final" : null;
+        String unreachable = Modifier.isPrivate(modifiers)
+                ? "private"
+                : Modifier.isStatic(modifiers) ? "static" : Modifier.isFinal(modifiers) ? "final" : null;
         if (unreachable != null) {
             found.add(caller + " is " + unreachable + ": a proxy cannot intercept it, so it would run without "
                     + "admission. Make it public (or protected) and not final, or move the annotation.");
@@ -212,8 +215,9 @@ public class DbWorkloadBeanPostProcessor extends AbstractBeanFactoryAwareAdvisin
         failIfCreatedLate(beanName, found);
         if (!own.isEmpty()) {
             if (repository.isFrozen()) {
-                throw new DbBulkheadConfigurationException("Bean '" + beanName + "' carries @DbWorkload on "
-                        + interfaces + ", but its proxy is frozen: no admission can be added to it.",
+                throw new DbBulkheadConfigurationException(
+                        "Bean '" + beanName + "' carries @DbWorkload on " + interfaces
+                                + ", but its proxy is frozen: no admission can be added to it.",
                         "Move the annotation to the service method that calls the repository.");
             }
             repository.addAdvisor(0, new DefaultPointcutAdvisor(own, new Interceptor(own::target)));
@@ -283,8 +287,10 @@ public class DbWorkloadBeanPostProcessor extends AbstractBeanFactoryAwareAdvisin
             return;
         }
         for (String name : beans.getBeanNamesForType(FactoryBean.class, false, false)) {
-            if (beans.getBean(name) instanceof FactoryBean<?> factory && factory.getObjectType() != null
-                    && factory.getObjectType().isInterface() && RepositoryMethods.carries(factory.getObjectType())) {
+            if (beans.getBean(name) instanceof FactoryBean<?> factory
+                    && factory.getObjectType() != null
+                    && factory.getObjectType().isInterface()
+                    && RepositoryMethods.carries(factory.getObjectType())) {
                 beans.getBean(BeanFactoryUtils.transformedBeanName(name));
             }
         }
@@ -310,7 +316,8 @@ public class DbWorkloadBeanPostProcessor extends AbstractBeanFactoryAwareAdvisin
             }
         }
         if (!found.isEmpty()) {
-            throw new DbBulkheadConfigurationException(String.join("\n", found.stream().distinct().toList()),
+            throw new DbBulkheadConfigurationException(
+                    String.join("\n", found.stream().distinct().toList()),
                     "Declare the workload (db-bulkhead.workloads.<name>.concurrent) or fix the annotation as said; "
                             + "a method that cannot be admitted must not carry @DbWorkload.");
         }
@@ -333,8 +340,8 @@ public class DbWorkloadBeanPostProcessor extends AbstractBeanFactoryAwareAdvisin
         Method specific = AopUtils.getMostSpecificMethod(method, type);
         Target found = targets.get(new MethodClassKey(specific, type));
         if (found == null) {
-            throw new IllegalStateException("no admissible @DbWorkload for " + ClassUtils.getQualifiedMethodName(
-                    specific, type) + " (see the start-up report)");
+            throw new IllegalStateException("no admissible @DbWorkload for "
+                    + ClassUtils.getQualifiedMethodName(specific, type) + " (see the start-up report)");
         }
         return found;
     }
@@ -350,8 +357,10 @@ public class DbWorkloadBeanPostProcessor extends AbstractBeanFactoryAwareAdvisin
         @Override
         public @Nullable Object invoke(MethodInvocation invocation) throws Throwable {
             Target target = targetOf.apply(invocation);
-            return admission.getObject().<@Nullable Object, Throwable>call(target.workload(), target.queueWait(),
-                    target.caller(), invocation::proceed);
+            return admission
+                    .getObject()
+                    .<@Nullable Object, Throwable>call(
+                            target.workload(), target.queueWait(), target.caller(), invocation::proceed);
         }
     }
 }

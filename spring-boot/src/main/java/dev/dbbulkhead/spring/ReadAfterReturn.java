@@ -21,9 +21,15 @@ import org.springframework.util.ClassUtils;
  * cannot be followed to its end). The one list the start-up check and the call-time warning share.
  */
 final class ReadAfterReturn {
-    private static final List<String> LAZY = List.of(BaseStream.class.getName(), Iterator.class.getName(),
-            Spliterator.class.getName(), ResultSet.class.getName(), Statement.class.getName(),
-            Connection.class.getName(), Flow.Publisher.class.getName(), "org.reactivestreams.Publisher");
+    private static final List<String> LAZY = List.of(
+            BaseStream.class.getName(),
+            Iterator.class.getName(),
+            Spliterator.class.getName(),
+            ResultSet.class.getName(),
+            Statement.class.getName(),
+            Connection.class.getName(),
+            Flow.Publisher.class.getName(),
+            "org.reactivestreams.Publisher");
 
     private ReadAfterReturn() {}
 

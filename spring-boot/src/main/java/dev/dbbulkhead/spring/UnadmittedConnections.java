@@ -49,8 +49,8 @@ import org.springframework.util.ClassUtils;
  * {@code DbBulkhead.transaction} on the target are not seen here; inside an admission of {@link DbWorkload} or
  * {@link AdmittedTransactionTemplate} they are admitted. Thread-safe.
  */
-public class UnadmittedConnections implements BeanPostProcessor, BeanFactoryAware,
-        ApplicationListener<ContextRefreshedEvent> {
+public class UnadmittedConnections
+        implements BeanPostProcessor, BeanFactoryAware, ApplicationListener<ContextRefreshedEvent> {
     /** What to do with a connection taken outside any admission. */
     public enum Mode {
         /** Count it, and log each call site once (the default). */
@@ -63,9 +63,21 @@ public class UnadmittedConnections implements BeanPostProcessor, BeanFactoryAwar
 
     private static final Logger LOG = LoggerFactory.getLogger(UnadmittedConnections.class);
     /** Frames that are not the application's own: the call site is the first frame below none of these. */
-    private static final List<String> NOT_THE_CALLER = List.of("java.", "javax.", "jdk.", "sun.", "com.sun.",
-            "jakarta.", "org.springframework.", "com.zaxxer.", "org.hibernate.", "org.postgresql.", "io.micrometer.",
-            "org.apache.", "org.slf4j.");
+    private static final List<String> NOT_THE_CALLER = List.of(
+            "java.",
+            "javax.",
+            "jdk.",
+            "sun.",
+            "com.sun.",
+            "jakarta.",
+            "org.springframework.",
+            "com.zaxxer.",
+            "org.hibernate.",
+            "org.postgresql.",
+            "io.micrometer.",
+            "org.apache.",
+            "org.slf4j.");
+
     private static final StackWalker STACK = StackWalker.getInstance();
 
     private final Mode mode;
@@ -76,6 +88,7 @@ public class UnadmittedConnections implements BeanPostProcessor, BeanFactoryAwar
     private volatile @Nullable DbBulkheadAdmission admission;
     /** The application's own packages (its {@code @SpringBootApplication} class's), once known; else empty. */
     private volatile List<String> applicationPackages = List.of();
+
     private @Nullable ConfigurableListableBeanFactory beanFactory;
 
     public UnadmittedConnections(Mode mode, ObjectProvider<DbBulkheadAdmission> admissions) {
@@ -116,9 +129,13 @@ public class UnadmittedConnections implements BeanPostProcessor, BeanFactoryAwar
         try {
             return watched(bean, beanName);
         } catch (RuntimeException | LinkageError e) {
-            LOG.warn("db-bulkhead cannot watch the DataSource bean '{}' ({}) for connections taken outside an "
-                    + "admission, and leaves it as it is: {}. Set db-bulkhead.unadmitted-connections=off to say "
-                    + "so.", beanName, bean.getClass().getName(), e.toString());
+            LOG.warn(
+                    "db-bulkhead cannot watch the DataSource bean '{}' ({}) for connections taken outside an "
+                            + "admission, and leaves it as it is: {}. Set db-bulkhead.unadmitted-connections=off to say "
+                            + "so.",
+                    beanName,
+                    bean.getClass().getName(),
+                    e.toString());
             return bean;
         }
     }
@@ -136,7 +153,8 @@ public class UnadmittedConnections implements BeanPostProcessor, BeanFactoryAwar
             return true;
         }
         for (String name : names) {
-            if (beanFactory.containsBeanDefinition(name) && beanFactory.getBeanDefinition(name).isPrimary()) {
+            if (beanFactory.containsBeanDefinition(name)
+                    && beanFactory.getBeanDefinition(name).isPrimary()) {
                 return name.equals(beanName);
             }
         }
@@ -161,9 +179,13 @@ public class UnadmittedConnections implements BeanPostProcessor, BeanFactoryAwar
         proxy.setProxyTargetClass(false);
         proxy.setInterfaces(ClassUtils.getAllInterfacesForClass(bean.getClass(), loader));
         Object wrapped = proxy.getProxy(loader);
-        LOG.info("db-bulkhead watches the DataSource bean '{}' through an interface proxy, since {} {}: it is "
-                + "injectable as DataSource (and its other interfaces), not as {}. Set "
-                + "db-bulkhead.unadmitted-connections=off to keep its type.", beanName, bean.getClass().getName(), why,
+        LOG.info(
+                "db-bulkhead watches the DataSource bean '{}' through an interface proxy, since {} {}: it is "
+                        + "injectable as DataSource (and its other interfaces), not as {}. Set "
+                        + "db-bulkhead.unadmitted-connections=off to keep its type.",
+                beanName,
+                bean.getClass().getName(),
+                why,
                 bean.getClass().getSimpleName());
         return wrapped;
     }
@@ -187,7 +209,9 @@ public class UnadmittedConnections implements BeanPostProcessor, BeanFactoryAwar
             admission = admissions.getIfAvailable();
         }
         if (beanFactory != null && AutoConfigurationPackages.has(beanFactory)) {
-            applicationPackages = AutoConfigurationPackages.get(beanFactory).stream().map(p -> p + ".").toList();
+            applicationPackages = AutoConfigurationPackages.get(beanFactory).stream()
+                    .map(p -> p + ".")
+                    .toList();
         }
     }
 
@@ -199,15 +223,18 @@ public class UnadmittedConnections implements BeanPostProcessor, BeanFactoryAwar
         String caller = caller(applicationPackages);
         caller = caller != null ? caller : "(no application frame)";
         if (mode == Mode.REFUSE) {
-            throw new SQLException("a connection was asked for outside any db-bulkhead admission by " + caller
-                    + ", and db-bulkhead.unadmitted-connections=refuse: put @DbWorkload on the method that starts "
-                    + "the work (or on the repository), or run it in AdmittedTransactionTemplate", "08004");
+            throw new SQLException(
+                    "a connection was asked for outside any db-bulkhead admission by " + caller
+                            + ", and db-bulkhead.unadmitted-connections=refuse: put @DbWorkload on the method that starts "
+                            + "the work (or on the repository), or run it in AdmittedTransactionTemplate",
+                    "08004");
         }
         count.increment();
         if (logged.add(caller)) {
-            LOG.warn("{} took a connection outside any db-bulkhead admission: this load is not bounded by the "
-                    + "barrier (counted in db.bulkhead.connections.unadmitted; logged once per call site). Put "
-                    + "@DbWorkload on the method that starts the work, or run it in AdmittedTransactionTemplate.",
+            LOG.warn(
+                    "{} took a connection outside any db-bulkhead admission: this load is not bounded by the "
+                            + "barrier (counted in db.bulkhead.connections.unadmitted; logged once per call site). Put "
+                            + "@DbWorkload on the method that starts the work, or run it in AdmittedTransactionTemplate.",
                     caller);
         }
         return invocation.proceed();
@@ -223,9 +250,10 @@ public class UnadmittedConnections implements BeanPostProcessor, BeanFactoryAwar
     }
 
     private static String caller(Predicate<StackFrame> application) {
-        return STACK.walk(frames -> frames.filter(application).findFirst()
-                .map(f -> f.getClassName() + "." + f.getMethodName() + "(" + f.getFileName() + ":"
-                        + f.getLineNumber() + ")")
+        return STACK.walk(frames -> frames.filter(application)
+                .findFirst()
+                .map(f -> f.getClassName() + "." + f.getMethodName() + "(" + f.getFileName() + ":" + f.getLineNumber()
+                        + ")")
                 .orElse(null));
     }
 
@@ -234,7 +262,8 @@ public class UnadmittedConnections implements BeanPostProcessor, BeanFactoryAwar
         if (name.contains("$$") || name.equals(UnadmittedConnections.class.getName())) {
             return false;
         }
-        return packages.isEmpty() ? NOT_THE_CALLER.stream().noneMatch(name::startsWith)
+        return packages.isEmpty()
+                ? NOT_THE_CALLER.stream().noneMatch(name::startsWith)
                 : packages.stream().anyMatch(name::startsWith);
     }
 }

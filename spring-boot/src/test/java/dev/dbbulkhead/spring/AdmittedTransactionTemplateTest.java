@@ -23,7 +23,9 @@ class AdmittedTransactionTemplateTest {
     private static final AtomicLong IDS = new AtomicLong(System.nanoTime() + 1_000_000_000L);
 
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
-            .withConfiguration(AutoConfigurationTest.BOOT).withPropertyValues(Pg.datasource(3)).withPropertyValues(
+            .withConfiguration(AutoConfigurationTest.BOOT)
+            .withPropertyValues(Pg.datasource(3))
+            .withPropertyValues(
                     "db-bulkhead.default-workload=interactive", "db-bulkhead.workloads.interactive.concurrent=1",
                     "db-bulkhead.workloads.interactive.queue-wait=0ms", "db-bulkhead.workloads.reports.concurrent=1",
                     "db-bulkhead.workloads.reports.deadline=1s", "db-bulkhead.workloads.reports.queue-wait=5s");
@@ -36,16 +38,21 @@ class AdmittedTransactionTemplateTest {
             var db = context.getBean(DbBulkhead.class);
             long committed = IDS.incrementAndGet();
             long returned = admitted.execute(status -> {
-                assertThat(TransactionSynchronizationManager.isActualTransactionActive()).isTrue();
+                assertThat(TransactionSynchronizationManager.isActualTransactionActive())
+                        .isTrue();
                 assertThat(db.workload("interactive").executing()).isEqualTo(1);
-                jdbc.sql("INSERT INTO spring_items (id, note) VALUES (?, 'template')").param(committed).update();
+                jdbc.sql("INSERT INTO spring_items (id, note) VALUES (?, 'template')")
+                        .param(committed)
+                        .update();
                 return committed;
             });
             assertThat(returned).isEqualTo(committed);
             assertThat(Pg.rows(committed)).isEqualTo(1);
             long rolledBack = IDS.incrementAndGet();
             admitted.execute("interactive", status -> {
-                jdbc.sql("INSERT INTO spring_items (id, note) VALUES (?, 'template')").param(rolledBack).update();
+                jdbc.sql("INSERT INTO spring_items (id, note) VALUES (?, 'template')")
+                        .param(rolledBack)
+                        .update();
                 status.setRollbackOnly();
                 return null;
             });
@@ -71,8 +78,10 @@ class AdmittedTransactionTemplateTest {
                 }));
                 assertThat(inside.await(10, TimeUnit.SECONDS)).isTrue();
                 assertThatThrownBy(() -> admitted.execute(status -> {
-                    throw new AssertionError("must not run");
-                })).isInstanceOf(AdmissionFullException.class).hasMessageContaining("workload 'interactive'");
+                            throw new AssertionError("must not run");
+                        }))
+                        .isInstanceOf(AdmissionFullException.class)
+                        .hasMessageContaining("workload 'interactive'");
                 hold.countDown();
                 assertThat(holder.get(10, TimeUnit.SECONDS)).isTrue();
             }
@@ -87,7 +96,8 @@ class AdmittedTransactionTemplateTest {
             var admitted = context.getBean(AdmittedTransactionTemplate.class);
             assertThatThrownBy(() -> outer.execute(s -> admitted.execute(t -> 1)))
                     .isInstanceOf(IllegalStateException.class)
-                    .hasMessageContaining("AdmittedTransactionTemplate.execute was called inside an active transaction");
+                    .hasMessageContaining(
+                            "AdmittedTransactionTemplate.execute was called inside an active transaction");
             DbWorkloadTest.assertAllBack(context);
         });
     }
@@ -98,8 +108,9 @@ class AdmittedTransactionTemplateTest {
         runner.run(context -> {
             var admitted = context.getBean(AdmittedTransactionTemplate.class);
             var jdbc = JdbcClient.create(context.getBean(javax.sql.DataSource.class));
-            assertThatThrownBy(() -> admitted.execute("reports",
-                    status -> jdbc.sql("SELECT pg_sleep(10)").query().singleValue()))
+            assertThatThrownBy(() -> admitted.execute(
+                            "reports",
+                            status -> jdbc.sql("SELECT pg_sleep(10)").query().singleValue()))
                     .isInstanceOf(QueryTimeoutException.class);
             DbWorkloadTest.assertAllBack(context);
         });

@@ -32,43 +32,60 @@ import org.springframework.orm.jpa.support.OpenEntityManagerInViewInterceptor;
  * contexts never ask it for a connection.
  */
 class AutoConfigurationTest {
-    static final AutoConfigurations BOOT = AutoConfigurations.of(DataSourceAutoConfiguration.class,
-            DataSourceTransactionManagerAutoConfiguration.class, TransactionManagerCustomizationAutoConfiguration.class,
-            TransactionAutoConfiguration.class, DbBulkheadAutoConfiguration.class);
+    static final AutoConfigurations BOOT = AutoConfigurations.of(
+            DataSourceAutoConfiguration.class,
+            DataSourceTransactionManagerAutoConfiguration.class,
+            TransactionManagerCustomizationAutoConfiguration.class,
+            TransactionAutoConfiguration.class,
+            DbBulkheadAutoConfiguration.class);
 
-    private final ApplicationContextRunner runner = new ApplicationContextRunner().withConfiguration(BOOT)
-            .withPropertyValues("spring.datasource.url=jdbc:postgresql://127.0.0.1:1/never",
+    private final ApplicationContextRunner runner = new ApplicationContextRunner()
+            .withConfiguration(BOOT)
+            .withPropertyValues(
+                    "spring.datasource.url=jdbc:postgresql://127.0.0.1:1/never",
                     "spring.datasource.hikari.maximum-pool-size=10");
 
     @Test
     void withoutWorkloadsOneDefaultWorkloadIsDerivedFromThePoolSize() {
-        runner.withPropertyValues("spring.datasource.hikari.maximum-pool-size=7").run(context -> {
-            assertThat(context).hasNotFailed().hasSingleBean(DbBulkhead.class)
-                    .hasSingleBean(DbBulkheadAdmission.class).hasSingleBean(AdmittedTransactionTemplate.class)
-                    .hasSingleBean(DbWorkloadBeanPostProcessor.class);
-            var w = context.getBean(DbBulkhead.class).defaultWorkload();
-            assertThat(w.name()).isEqualTo("default");
-            assertThat(w.concurrent()).isEqualTo(7);
-            assertThat(w.extraSlots()).isEqualTo(7);
-            assertThat(context.getBean(DbBulkheadSettings.class).workload("default").queueWait())
-                    .isEqualTo(Duration.ofMillis(100));
-            assertThat(context.getBean(DbBulkhead.class).dataSource()).as("the barrier is built over the pool itself")
-                    .isSameAs(UnadmittedConnections.unwrapped(context.getBean(DataSource.class)))
-                    .isNotSameAs(context.getBean(DataSource.class));
-        });
+        runner.withPropertyValues("spring.datasource.hikari.maximum-pool-size=7")
+                .run(context -> {
+                    assertThat(context)
+                            .hasNotFailed()
+                            .hasSingleBean(DbBulkhead.class)
+                            .hasSingleBean(DbBulkheadAdmission.class)
+                            .hasSingleBean(AdmittedTransactionTemplate.class)
+                            .hasSingleBean(DbWorkloadBeanPostProcessor.class);
+                    var w = context.getBean(DbBulkhead.class).defaultWorkload();
+                    assertThat(w.name()).isEqualTo("default");
+                    assertThat(w.concurrent()).isEqualTo(7);
+                    assertThat(w.extraSlots()).isEqualTo(7);
+                    assertThat(context.getBean(DbBulkheadSettings.class)
+                                    .workload("default")
+                                    .queueWait())
+                            .isEqualTo(Duration.ofMillis(100));
+                    assertThat(context.getBean(DbBulkhead.class).dataSource())
+                            .as("the barrier is built over the pool itself")
+                            .isSameAs(UnadmittedConnections.unwrapped(context.getBean(DataSource.class)))
+                            .isNotSameAs(context.getBean(DataSource.class));
+                });
     }
 
     @Test
     void declaredWorkloadsWithTheirWaitsAndTheNamedDefault() {
-        runner.withPropertyValues("db-bulkhead.name=orders-db", "db-bulkhead.default-workload=interactive",
-                "db-bulkhead.workloads.batch.concurrent=2", "db-bulkhead.workloads.interactive.concurrent=6",
-                "db-bulkhead.workloads.interactive.extra-slots=12", "db-bulkhead.workloads.interactive.queue-wait=50ms",
-                "db-bulkhead.workloads.interactive.deadline=2s",
-                "db-bulkhead.workloads.interactive.predictive-rejection=true",
-                "db-bulkhead.workloads.batch.adaptive-limit-min=1",
-                "db-bulkhead.workloads.batch.adaptive-latency-target=80ms",
-                "db-bulkhead.workloads.interactive.queue=deadline",
-                "db-bulkhead.workloads.interactive.prediction-audit=0.02").run(context -> {
+        runner.withPropertyValues(
+                        "db-bulkhead.name=orders-db",
+                        "db-bulkhead.default-workload=interactive",
+                        "db-bulkhead.workloads.batch.concurrent=2",
+                        "db-bulkhead.workloads.interactive.concurrent=6",
+                        "db-bulkhead.workloads.interactive.extra-slots=12",
+                        "db-bulkhead.workloads.interactive.queue-wait=50ms",
+                        "db-bulkhead.workloads.interactive.deadline=2s",
+                        "db-bulkhead.workloads.interactive.predictive-rejection=true",
+                        "db-bulkhead.workloads.batch.adaptive-limit-min=1",
+                        "db-bulkhead.workloads.batch.adaptive-latency-target=80ms",
+                        "db-bulkhead.workloads.interactive.queue=deadline",
+                        "db-bulkhead.workloads.interactive.prediction-audit=0.02")
+                .run(context -> {
                     var db = context.getBean(DbBulkhead.class);
                     assertThat(db.name()).isEqualTo("orders-db");
                     assertThat(db.defaultWorkload().name()).isEqualTo("interactive");
@@ -86,39 +103,56 @@ class AutoConfigurationTest {
                     assertThat(settings.workload("interactive").queueWait()).isEqualTo(Duration.ofMillis(50));
                     assertThat(settings.workload("interactive").deadline()).isEqualTo(Duration.ofSeconds(2));
                     assertThat(settings.workload("batch").deadline()).isNull();
-                    assertThat(settings.workload("batch").config().adaptiveLatencyTarget()).contains(Duration.ofMillis(80));
-                    assertThat(settings.workload("interactive").config().predictionAudit()).isEqualTo(0.02);
-                    assertThat(settings.workload("interactive").config().adaptiveLatencyTarget()).isEmpty();
+                    assertThat(settings.workload("batch").config().adaptiveLatencyTarget())
+                            .contains(Duration.ofMillis(80));
+                    assertThat(settings.workload("interactive").config().predictionAudit())
+                            .isEqualTo(0.02);
+                    assertThat(settings.workload("interactive").config().adaptiveLatencyTarget())
+                            .isEmpty();
                 });
     }
 
     @Test
     void anElasticWorkloadSharesTheLimitWithTheRegularOnes() {
-        runner.withPropertyValues("db-bulkhead.default-workload=interactive",
-                "db-bulkhead.workloads.interactive.concurrent=6", "db-bulkhead.workloads.batch.concurrent=4",
-                "db-bulkhead.workloads.batch.priority=elastic").run(context -> {
+        runner.withPropertyValues(
+                        "db-bulkhead.default-workload=interactive",
+                        "db-bulkhead.workloads.interactive.concurrent=6",
+                        "db-bulkhead.workloads.batch.concurrent=4",
+                        "db-bulkhead.workloads.batch.priority=elastic")
+                .run(context -> {
                     var db = context.getBean(DbBulkhead.class);
                     assertThat(db.workload("batch").config().priority()).isEqualTo(Priority.ELASTIC);
-                    assertThat(db.workload("batch").limit()).as("elastic starts at its floor").isEqualTo(1);
+                    assertThat(db.workload("batch").limit())
+                            .as("elastic starts at its floor")
+                            .isEqualTo(1);
                 });
-        runner.withPropertyValues("db-bulkhead.default-workload=interactive", "db-bulkhead.shared-limit=6",
-                "db-bulkhead.workloads.interactive.concurrent=6", "db-bulkhead.workloads.batch.concurrent=4",
-                "db-bulkhead.workloads.batch.priority=elastic").run(context -> assertThat(configurationFailure(
-                        context.getStartupFailure())).hasMessageContaining("db-bulkhead.shared-limit of db-bulkhead "
-                        + "'db' must be at least the regular workloads' concurrent added up and one for each elastic "
-                        + "workload, 6 + 1"));
+        runner.withPropertyValues(
+                        "db-bulkhead.default-workload=interactive",
+                        "db-bulkhead.shared-limit=6",
+                        "db-bulkhead.workloads.interactive.concurrent=6",
+                        "db-bulkhead.workloads.batch.concurrent=4",
+                        "db-bulkhead.workloads.batch.priority=elastic")
+                .run(context -> assertThat(configurationFailure(context.getStartupFailure()))
+                        .hasMessageContaining("db-bulkhead.shared-limit of db-bulkhead "
+                                + "'db' must be at least the regular workloads' concurrent added up and one for each elastic "
+                                + "workload, 6 + 1"));
     }
 
     @Test
     void backsOffWithoutADataSource() {
-        new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(DbBulkheadAutoConfiguration.class))
+        new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(DbBulkheadAutoConfiguration.class))
                 .run(context -> assertThat(context).hasNotFailed().doesNotHaveBean(DbBulkhead.class));
     }
 
     @Test
     void backsOffWithTwoDataSourcesAndNoPrimary() {
-        new ApplicationContextRunner().withConfiguration(BOOT).withUserConfiguration(TwoDataSources.class)
-                .run(context -> assertThat(context).hasNotFailed().doesNotHaveBean(DbBulkhead.class)
+        new ApplicationContextRunner()
+                .withConfiguration(BOOT)
+                .withUserConfiguration(TwoDataSources.class)
+                .run(context -> assertThat(context)
+                        .hasNotFailed()
+                        .doesNotHaveBean(DbBulkhead.class)
                         .doesNotHaveBean(DbBulkheadAdmission.class));
     }
 
@@ -138,57 +172,74 @@ class AutoConfigurationTest {
     }
 
     @ParameterizedTest(name = "{0}={1}")
-    @CsvSource(delimiter = '|', value = {
-        "db-bulkhead.workloads.batch.concurrent|0|db-bulkhead.workloads.batch.concurrent must be >= 1, was 0",
-        "db-bulkhead.workloads.batch.extra-slots|-1|db-bulkhead.workloads.batch.extra-slots must be >= 0, was -1",
-        "db-bulkhead.workloads.batch.queue-wait|-5ms|db-bulkhead.workloads.batch.queue-wait must be >= 0, was PT-0.005S",
-        "db-bulkhead.workloads.batch.deadline|0s|db-bulkhead.workloads.batch.deadline must be > 0",
-        "db-bulkhead.workloads.batch.adaptive-limit-min|3|db-bulkhead.workloads.batch.adaptive-limit-min must be <= db-bulkhead.workloads.batch.concurrent 2, was 3",
-        "db-bulkhead.workloads.batch.adaptive-limit-min|0|db-bulkhead.workloads.batch.adaptive-limit-min must be >= 1, was 0",
-        "db-bulkhead.workloads.batch.adaptive-latency-target|50ms|db-bulkhead.workloads.batch.adaptive-latency-target needs db-bulkhead.workloads.batch.adaptive-limit-min",
-        "db-bulkhead.workloads.batch.prediction-audit|2|db-bulkhead.workloads.batch.prediction-audit must be between 0 and 1, was 2.0",
-        "db-bulkhead.workloads.batch.prediction-audit|0.02|db-bulkhead.workloads.batch.prediction-audit needs db-bulkhead.workloads.batch.predictive-rejection (or a DEADLINE db-bulkhead.workloads.batch.queue) on the workload, was 0.02",
-        "db-bulkhead.default-workload|reports|db-bulkhead.default-workload is not a declared workload [batch], was reports",
-        "db-bulkhead.name|' '|db-bulkhead.name must not be blank, was ''",
-        "db-bulkhead.leak-detection-threshold|-1s|db-bulkhead.leak-detection-threshold must not be negative, was PT-1S",
-        "db-bulkhead.web.retry-after|-1s|db-bulkhead.web.retry-after must be > 0 (it is sent in whole seconds, rounded up), was PT-1S",
-        "db-bulkhead.web.retry-after|0s|db-bulkhead.web.retry-after must be > 0",
-        "db-bulkhead.web.retry-after|400d|db-bulkhead.web.retry-after must be at most PT24H (a day), was PT9600H",
-        "db-bulkhead.web.status|500|db-bulkhead.web.status must be 503 or 429, was 500",
-        "db-bulkhead.web.refusal-delay|2s|db-bulkhead.web.refusal-delay must be >= 0 and at most web.retry-after PT1S, was PT2S",
-    })
+    @CsvSource(
+            delimiter = '|',
+            value = {
+                "db-bulkhead.workloads.batch.concurrent|0|db-bulkhead.workloads.batch.concurrent must be >= 1, was 0",
+                "db-bulkhead.workloads.batch.extra-slots|-1|db-bulkhead.workloads.batch.extra-slots must be >= 0, was -1",
+                "db-bulkhead.workloads.batch.queue-wait|-5ms|db-bulkhead.workloads.batch.queue-wait must be >= 0, was PT-0.005S",
+                "db-bulkhead.workloads.batch.deadline|0s|db-bulkhead.workloads.batch.deadline must be > 0",
+                "db-bulkhead.workloads.batch.adaptive-limit-min|3|db-bulkhead.workloads.batch.adaptive-limit-min must be <= db-bulkhead.workloads.batch.concurrent 2, was 3",
+                "db-bulkhead.workloads.batch.adaptive-limit-min|0|db-bulkhead.workloads.batch.adaptive-limit-min must be >= 1, was 0",
+                "db-bulkhead.workloads.batch.adaptive-latency-target|50ms|db-bulkhead.workloads.batch.adaptive-latency-target needs db-bulkhead.workloads.batch.adaptive-limit-min",
+                "db-bulkhead.workloads.batch.prediction-audit|2|db-bulkhead.workloads.batch.prediction-audit must be between 0 and 1, was 2.0",
+                "db-bulkhead.workloads.batch.prediction-audit|0.02|db-bulkhead.workloads.batch.prediction-audit needs db-bulkhead.workloads.batch.predictive-rejection (or a DEADLINE db-bulkhead.workloads.batch.queue) on the workload, was 0.02",
+                "db-bulkhead.default-workload|reports|db-bulkhead.default-workload is not a declared workload [batch], was reports",
+                "db-bulkhead.name|' '|db-bulkhead.name must not be blank, was ''",
+                "db-bulkhead.leak-detection-threshold|-1s|db-bulkhead.leak-detection-threshold must not be negative, was PT-1S",
+                "db-bulkhead.web.retry-after|-1s|db-bulkhead.web.retry-after must be > 0 (it is sent in whole seconds, rounded up), was PT-1S",
+                "db-bulkhead.web.retry-after|0s|db-bulkhead.web.retry-after must be > 0",
+                "db-bulkhead.web.retry-after|400d|db-bulkhead.web.retry-after must be at most PT24H (a day), was PT9600H",
+                "db-bulkhead.web.status|500|db-bulkhead.web.status must be 503 or 429, was 500",
+                "db-bulkhead.web.refusal-delay|2s|db-bulkhead.web.refusal-delay must be >= 0 and at most web.retry-after PT1S, was PT2S",
+            })
     void eachBadPropertyFailsStartUpNamingIt(String property, String value, String message) {
-        var settings = property.endsWith(".concurrent") ? new String[0]
+        var settings = property.endsWith(".concurrent")
+                ? new String[0]
                 : new String[] {"db-bulkhead.workloads.batch.concurrent=2"};
-        runner.withPropertyValues(settings).withPropertyValues(property + "=" + value).run(context -> {
-            assertThat(context).hasFailed();
-            assertThat(configurationFailure(context.getStartupFailure())).hasMessageContaining(message);
-        });
+        runner.withPropertyValues(settings)
+                .withPropertyValues(property + "=" + value)
+                .run(context -> {
+                    assertThat(context).hasFailed();
+                    assertThat(configurationFailure(context.getStartupFailure()))
+                            .hasMessageContaining(message);
+                });
     }
 
     @Test
     void aWorkloadWithoutConcurrentFailsNamingTheProperty() {
-        runner.withPropertyValues("db-bulkhead.workloads.batch.extra-slots=2").run(context -> assertThat(context)
-                .getFailure().rootCause().hasMessage("db-bulkhead.workloads.batch.concurrent is not set"));
+        runner.withPropertyValues("db-bulkhead.workloads.batch.extra-slots=2")
+                .run(context -> assertThat(context)
+                        .getFailure()
+                        .rootCause()
+                        .hasMessage("db-bulkhead.workloads.batch.concurrent is not set"));
     }
 
     @Test
     void twoWorkloadsNeedADefault() {
         runner.withPropertyValues("db-bulkhead.workloads.a.concurrent=1", "db-bulkhead.workloads.b.concurrent=1")
-                .run(context -> assertThat(context).getFailure().rootCause()
+                .run(context -> assertThat(context)
+                        .getFailure()
+                        .rootCause()
                         .hasMessageContaining("db-bulkhead.default-workload is not set, and 2 workloads are declared"));
     }
 
     @Test
     void workloadsOverThePoolFailThroughTheFailureAnalyzerNamingWhatToChange() {
-        runner.withPropertyValues("db-bulkhead.default-workload=a", "db-bulkhead.workloads.a.concurrent=8",
-                "db-bulkhead.workloads.b.concurrent=4").run(context -> {
+        runner.withPropertyValues(
+                        "db-bulkhead.default-workload=a",
+                        "db-bulkhead.workloads.a.concurrent=8",
+                        "db-bulkhead.workloads.b.concurrent=4")
+                .run(context -> {
                     Throwable failure = context.getStartupFailure();
                     FailureAnalysis analysis = new DbBulkheadFailureAnalyzer(null).analyze(failure);
                     assertThat(analysis).isNotNull();
-                    assertThat(analysis.getDescription()).contains("add up to, 12 [a=8, b=4]")
-                            .contains("spring.datasource.hikari.maximum-pool-size").contains("was 10");
-                    assertThat(analysis.getAction()).contains("db-bulkhead.workloads.a.concurrent")
+                    assertThat(analysis.getDescription())
+                            .contains("add up to, 12 [a=8, b=4]")
+                            .contains("spring.datasource.hikari.maximum-pool-size")
+                            .contains("was 10");
+                    assertThat(analysis.getAction())
+                            .contains("db-bulkhead.workloads.a.concurrent")
                             .contains("db-bulkhead.workloads.b.concurrent")
                             .contains("spring.datasource.hikari.maximum-pool-size");
                 });
@@ -196,11 +247,16 @@ class AutoConfigurationTest {
 
     @Test
     void openInViewFailsStartUpUnlessAllowed() {
-        runner.withUserConfiguration(OpenInView.class).run(context -> assertThat(context).getFailure()
-                .isInstanceOf(DbBulkheadConfigurationException.class).hasMessageContaining("open-in-view is on")
-                .satisfies(e -> assertThat(((DbBulkheadConfigurationException) e).action())
-                        .contains("spring.jpa.open-in-view=false").contains("db-bulkhead.allow-open-in-view=true")));
-        runner.withUserConfiguration(OpenInView.class).withPropertyValues("db-bulkhead.allow-open-in-view=true")
+        runner.withUserConfiguration(OpenInView.class)
+                .run(context -> assertThat(context)
+                        .getFailure()
+                        .isInstanceOf(DbBulkheadConfigurationException.class)
+                        .hasMessageContaining("open-in-view is on")
+                        .satisfies(e -> assertThat(((DbBulkheadConfigurationException) e).action())
+                                .contains("spring.jpa.open-in-view=false")
+                                .contains("db-bulkhead.allow-open-in-view=true")));
+        runner.withUserConfiguration(OpenInView.class)
+                .withPropertyValues("db-bulkhead.allow-open-in-view=true")
                 .run(context -> assertThat(context).hasNotFailed().hasSingleBean(DbBulkhead.class));
     }
 
@@ -208,15 +264,19 @@ class AutoConfigurationTest {
     void metersAreBoundWhenAMeterRegistryExists() {
         runner.withUserConfiguration(Registry.class).run(context -> {
             var registry = context.getBean(MeterRegistry.class);
-            assertThat(registry.find(BulkheadMeterNames.PERMITS_MAX).tag(BulkheadMeterNames.WORKLOAD, "default")
-                    .gauge()).isNotNull();
-            assertThat(registry.find(BulkheadMeterNames.PERMITS_MAX).gauge().value()).isEqualTo(10);
+            assertThat(registry.find(BulkheadMeterNames.PERMITS_MAX)
+                            .tag(BulkheadMeterNames.WORKLOAD, "default")
+                            .gauge())
+                    .isNotNull();
+            assertThat(registry.find(BulkheadMeterNames.PERMITS_MAX).gauge().value())
+                    .isEqualTo(10);
         });
     }
 
     @Test
     void aWebApplicationGetsTheProblemResolverUnlessTurnedOff() {
-        var web = new WebApplicationContextRunner().withConfiguration(BOOT)
+        var web = new WebApplicationContextRunner()
+                .withConfiguration(BOOT)
                 .withPropertyValues("spring.datasource.url=jdbc:postgresql://127.0.0.1:1/never");
         web.run(context -> assertThat(context).hasSingleBean(DbBulkheadProblemResolver.class));
         web.withPropertyValues("db-bulkhead.web.enabled=false")
@@ -228,16 +288,20 @@ class AutoConfigurationTest {
     @Test
     void aRefusedPropertyIsReportedWithWhereItWasSet() throws Exception {
         var environment = new org.springframework.core.env.StandardEnvironment();
-        for (var source : new org.springframework.boot.env.PropertiesPropertySourceLoader().load("bad",
-                new org.springframework.core.io.ClassPathResource("bad-workload.properties"))) {
+        for (var source : new org.springframework.boot.env.PropertiesPropertySourceLoader()
+                .load("bad", new org.springframework.core.io.ClassPathResource("bad-workload.properties"))) {
             environment.getPropertySources().addFirst(source);
         }
-        new ApplicationContextRunner().withConfiguration(BOOT).withInitializer(c -> c.getEnvironment()
-                .getPropertySources().addFirst(environment.getPropertySources().get("bad")))
-                .withPropertyValues("spring.datasource.url=jdbc:postgresql://127.0.0.1:1/never").run(context -> {
+        new ApplicationContextRunner()
+                .withConfiguration(BOOT)
+                .withInitializer(c -> c.getEnvironment()
+                        .getPropertySources()
+                        .addFirst(environment.getPropertySources().get("bad")))
+                .withPropertyValues("spring.datasource.url=jdbc:postgresql://127.0.0.1:1/never")
+                .run(context -> {
                     var analysis = new DbBulkheadFailureAnalyzer(environment).analyze(context.getStartupFailure());
-                    assertThat(analysis.getDescription()).startsWith(
-                            "db-bulkhead.workloads.batch.extra-slots must be >= 0, was -3")
+                    assertThat(analysis.getDescription())
+                            .startsWith("db-bulkhead.workloads.batch.extra-slots must be >= 0, was -3")
                             .contains("Origin: class path resource [bad-workload.properties] - 2:");
                     assertThat(analysis.getAction()).isEqualTo("Change db-bulkhead.workloads.batch.extra-slots.");
                 });
@@ -245,42 +309,69 @@ class AutoConfigurationTest {
 
     @Test
     void theConfigurationMetadataDescribesEveryPropertyWithItsDefault() throws Exception {
-        String json = new String(getClass().getResourceAsStream("/META-INF/spring-configuration-metadata.json")
-                .readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        String json = new String(
+                getClass()
+                        .getResourceAsStream("/META-INF/spring-configuration-metadata.json")
+                        .readAllBytes(),
+                java.nio.charset.StandardCharsets.UTF_8);
         var ours = new java.util.TreeMap<String, java.util.Map<?, ?>>();
         for (Object p : (java.util.List<?>) org.springframework.boot.json.JsonParserFactory.getJsonParser()
-                .parseMap(json).get("properties")) {
+                .parseMap(json)
+                .get("properties")) {
             var property = (java.util.Map<?, ?>) p;
             if (String.valueOf(property.get("name")).startsWith("db-bulkhead.")) {
                 ours.put(String.valueOf(property.get("name")), property);
             }
         }
-        assertThat(ours.keySet()).containsExactly("db-bulkhead.allow-open-in-view", "db-bulkhead.default-workload",
-                "db-bulkhead.enabled", "db-bulkhead.leak-detection-threshold", "db-bulkhead.name",
-                "db-bulkhead.shared-limit", "db-bulkhead.unadmitted-connections", "db-bulkhead.web.enabled", "db-bulkhead.web.refusal-delay",
-                "db-bulkhead.web.retry-after", "db-bulkhead.web.status", "db-bulkhead.workloads");
-        assertThat(ours.values()).allSatisfy(p -> assertThat(String.valueOf(p.get("description"))).isNotBlank()
-                .isNotEqualTo("null"));
+        assertThat(ours.keySet())
+                .containsExactly(
+                        "db-bulkhead.allow-open-in-view",
+                        "db-bulkhead.default-workload",
+                        "db-bulkhead.enabled",
+                        "db-bulkhead.leak-detection-threshold",
+                        "db-bulkhead.name",
+                        "db-bulkhead.shared-limit",
+                        "db-bulkhead.unadmitted-connections",
+                        "db-bulkhead.web.enabled",
+                        "db-bulkhead.web.refusal-delay",
+                        "db-bulkhead.web.retry-after",
+                        "db-bulkhead.web.status",
+                        "db-bulkhead.workloads");
+        assertThat(ours.values())
+                .allSatisfy(p -> assertThat(String.valueOf(p.get("description")))
+                        .isNotBlank()
+                        .isNotEqualTo("null"));
         assertThat(ours.get("db-bulkhead.enabled").get("defaultValue")).isEqualTo(true);
         assertThat(ours.get("db-bulkhead.name").get("defaultValue")).isEqualTo("db");
         assertThat(ours.get("db-bulkhead.web.retry-after").get("defaultValue")).isEqualTo("1s");
-        assertThat(String.valueOf(ours.get("db-bulkhead.workloads").get("description"))).contains("concurrent",
-                "extra-slots", "queue (fifo", "priority (regular", "queue-wait", "deadline", "predictive-rejection", "adaptive-limit-min",
-                "allow-requires-new");
+        assertThat(String.valueOf(ours.get("db-bulkhead.workloads").get("description")))
+                .contains(
+                        "concurrent",
+                        "extra-slots",
+                        "queue (fifo",
+                        "priority (regular",
+                        "queue-wait",
+                        "deadline",
+                        "predictive-rejection",
+                        "adaptive-limit-min",
+                        "allow-requires-new");
     }
 
     @Test
     void customizersShapeTheBarrierInTheirOrderAfterTheProperties() {
-        runner.withPropertyValues("db-bulkhead.workloads.w.concurrent=2").withUserConfiguration(Customizers.class)
+        runner.withPropertyValues("db-bulkhead.workloads.w.concurrent=2")
+                .withUserConfiguration(Customizers.class)
                 .run(context -> {
                     assertThat(context).hasNotFailed();
                     assertThat(context.getBean(Customizers.class).applied).containsExactly("first", "second");
                     var w = context.getBean(DbBulkhead.class).workload("w");
                     assertThat(w.concurrent()).isEqualTo(2);
-                    assertThat(context.getBean(DbBulkhead.class).name()).as("the later customizer wins")
+                    assertThat(context.getBean(DbBulkhead.class).name())
+                            .as("the later customizer wins")
                             .isEqualTo("second");
                 });
-        runner.withPropertyValues("db-bulkhead.workloads.w.concurrent=2").withUserConfiguration(BadCustomizer.class)
+        runner.withPropertyValues("db-bulkhead.workloads.w.concurrent=2")
+                .withUserConfiguration(BadCustomizer.class)
                 .run(context -> assertThat(configurationFailure(context.getStartupFailure()))
                         .hasMessageContaining("sizingHintHoldTime must be > 0"));
     }
@@ -343,7 +434,10 @@ class AutoConfigurationTest {
     static class OwnBarrier {
         @Bean
         DbBulkhead mine(DataSource dataSource) {
-            return DbBulkhead.builder(dataSource).name("mine").workload("default", 3, 0).build();
+            return DbBulkhead.builder(dataSource)
+                    .name("mine")
+                    .workload("default", 3, 0)
+                    .build();
         }
     }
 

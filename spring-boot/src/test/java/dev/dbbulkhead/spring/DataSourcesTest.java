@@ -50,7 +50,9 @@ class DataSourcesTest {
 
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
             .withConfiguration(AutoConfigurationTest.BOOT)
-            .withPropertyValues("db-bulkhead.workloads.work.concurrent=2", "db-bulkhead.workloads.work.extra-slots=4",
+            .withPropertyValues(
+                    "db-bulkhead.workloads.work.concurrent=2",
+                    "db-bulkhead.workloads.work.extra-slots=4",
                     "db-bulkhead.workloads.work.queue-wait=5s");
 
     /** What each test opened (the pools under the wrappers), closed after it. */
@@ -74,47 +76,71 @@ class DataSourcesTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"hikari", "c3p0", "agroal", "dbcp2", "datasource-proxy", "p6spy", "jdk-proxy",
-        "final-class", "final-getConnection", "lazy", "routing"})
+    @ValueSource(
+            strings = {
+                "hikari",
+                "c3p0",
+                "agroal",
+                "dbcp2",
+                "datasource-proxy",
+                "p6spy",
+                "jdk-proxy",
+                "final-class",
+                "final-getConnection",
+                "lazy",
+                "routing"
+            })
     void startsRunsAnAdmittedTransactionAndCountsAnUnadmittedConnection(String kind) {
         runner.withBean(DataSource.class, () -> dataSource(kind)).run(context -> {
             assertThat(context).hasNotFailed();
             DataSource bean = context.getBean(DataSource.class);
             assertThat(AopUtils.isAopProxy(bean)).as("%s is watched", kind).isTrue();
-            Integer answer = context.getBean(DbBulkhead.class).transaction(Duration.ofSeconds(10),
-                    c -> c.isValid(2) ? 42 : 0);
+            Integer answer =
+                    context.getBean(DbBulkhead.class).transaction(Duration.ofSeconds(10), c -> c.isValid(2) ? 42 : 0);
             assertThat(answer).isEqualTo(42);
             var unadmitted = context.getBean(UnadmittedConnections.class);
-            assertThat(unadmitted.count()).as("the barrier's own transaction is not counted").isZero();
+            assertThat(unadmitted.count())
+                    .as("the barrier's own transaction is not counted")
+                    .isZero();
             try (Connection c = bean.getConnection()) {
                 assertThat(c.isValid(2)).isTrue();
             }
-            assertThat(unadmitted.count()).as("a connection taken outside an admission").isOne();
+            assertThat(unadmitted.count())
+                    .as("a connection taken outside an admission")
+                    .isOne();
         });
     }
 
     @Test
     void aHikariPoolKeepsItsType() {
-        runner.withBean(DataSource.class, DataSourcesTest::hikari).run(context ->
-                assertThat(context.getBean(DataSource.class)).isInstanceOf(HikariDataSource.class));
+        runner.withBean(DataSource.class, DataSourcesTest::hikari)
+                .run(context -> assertThat(context.getBean(DataSource.class)).isInstanceOf(HikariDataSource.class));
     }
 
     @Test
     void onlyThePrimaryOfTwoDataSourcesIsWatchedAndTheOtherIsUsableWhenRefusing() {
         runner.withUserConfiguration(TwoDataSources.class)
-                .withPropertyValues("db-bulkhead.unadmitted-connections=refuse").run(context -> {
+                .withPropertyValues("db-bulkhead.unadmitted-connections=refuse")
+                .run(context -> {
                     assertThat(context).hasNotFailed();
                     DataSource primary = context.getBean("primary", DataSource.class);
                     DataSource reports = context.getBean("reports", DataSource.class);
                     assertThat(AopUtils.isAopProxy(primary)).isTrue();
-                    assertThat(AopUtils.isAopProxy(reports)).as("no barrier guards it").isFalse();
-                    try (Connection c = context.getBean(ReportsUser.class).reports().getConnection()) {
-                        assertThat(c.isValid(2)).as("the second database, outside any admission").isTrue();
+                    assertThat(AopUtils.isAopProxy(reports))
+                            .as("no barrier guards it")
+                            .isFalse();
+                    try (Connection c =
+                            context.getBean(ReportsUser.class).reports().getConnection()) {
+                        assertThat(c.isValid(2))
+                                .as("the second database, outside any admission")
+                                .isTrue();
                     }
-                    assertThat(org.assertj.core.api.Assertions.catchThrowable(() -> primary.getConnection().close()))
-                            .isInstanceOf(SQLException.class).hasMessageContaining("outside any db-bulkhead admission");
-                    Boolean valid = context.getBean(DbBulkhead.class).transaction(Duration.ofSeconds(10),
-                            c -> c.isValid(2));
+                    assertThat(org.assertj.core.api.Assertions.catchThrowable(
+                                    () -> primary.getConnection().close()))
+                            .isInstanceOf(SQLException.class)
+                            .hasMessageContaining("outside any db-bulkhead admission");
+                    Boolean valid =
+                            context.getBean(DbBulkhead.class).transaction(Duration.ofSeconds(10), c -> c.isValid(2));
                     assertThat(valid).isTrue();
                 });
     }
@@ -147,7 +173,8 @@ class DataSourcesTest {
             case "c3p0" -> c3p0();
             case "agroal" -> agroal();
             case "dbcp2" -> dbcp2();
-            case "datasource-proxy" -> ProxyDataSourceBuilder.create(hikari()).name("ds-proxy").build();
+            case "datasource-proxy" ->
+                ProxyDataSourceBuilder.create(hikari()).name("ds-proxy").build();
             case "p6spy" -> new P6DataSource(hikari());
             case "jdk-proxy" -> jdkProxy(hikari());
             case "final-class" -> new FinalDataSource(hikari());
@@ -173,10 +200,21 @@ class DataSourcesTest {
     private static DataSource agroal() {
         var db = TestDatabase.get();
         try {
-            return opened(AgroalDataSource.from(new AgroalPropertiesReader().readProperties(Map.of(
-                    AgroalPropertiesReader.JDBC_URL, db.jdbcUrl(), AgroalPropertiesReader.PRINCIPAL, db.user(),
-                    AgroalPropertiesReader.CREDENTIAL, db.password(), AgroalPropertiesReader.MAX_SIZE, "4",
-                    AgroalPropertiesReader.MIN_SIZE, "0", AgroalPropertiesReader.INITIAL_SIZE, "0")).get()));
+            return opened(AgroalDataSource.from(new AgroalPropertiesReader()
+                    .readProperties(Map.of(
+                            AgroalPropertiesReader.JDBC_URL,
+                            db.jdbcUrl(),
+                            AgroalPropertiesReader.PRINCIPAL,
+                            db.user(),
+                            AgroalPropertiesReader.CREDENTIAL,
+                            db.password(),
+                            AgroalPropertiesReader.MAX_SIZE,
+                            "4",
+                            AgroalPropertiesReader.MIN_SIZE,
+                            "0",
+                            AgroalPropertiesReader.INITIAL_SIZE,
+                            "0"))
+                    .get()));
         } catch (SQLException e) {
             throw new IllegalStateException(e);
         }
@@ -193,8 +231,8 @@ class DataSourcesTest {
     }
 
     private static DataSource jdkProxy(DataSource target) {
-        return (DataSource) Proxy.newProxyInstance(DataSourcesTest.class.getClassLoader(),
-                new Class<?>[] {DataSource.class}, (proxy, method, args) -> {
+        return (DataSource) Proxy.newProxyInstance(
+                DataSourcesTest.class.getClassLoader(), new Class<?>[] {DataSource.class}, (proxy, method, args) -> {
                     try {
                         return method.invoke(target, args);
                     } catch (InvocationTargetException e) {

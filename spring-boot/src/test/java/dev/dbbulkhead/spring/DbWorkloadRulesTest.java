@@ -21,15 +21,15 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
-import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Lazy;
+import org.springframework.core.task.SimpleAsyncTaskExecutor;
 import org.springframework.scheduling.annotation.Async;
 import org.springframework.scheduling.annotation.EnableAsync;
-import org.springframework.core.task.SimpleAsyncTaskExecutor;
 import org.springframework.transaction.support.TransactionTemplate;
 
 /**
@@ -42,10 +42,16 @@ import org.springframework.transaction.support.TransactionTemplate;
 @ExtendWith(OutputCaptureExtension.class)
 class DbWorkloadRulesTest {
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
-            .withConfiguration(AutoConfigurationTest.BOOT).withPropertyValues(Pg.datasource(4))
-            .withPropertyValues("db-bulkhead.default-workload=a", "db-bulkhead.workloads.a.concurrent=1",
-                    "db-bulkhead.workloads.a.queue-wait=0ms", "db-bulkhead.workloads.b.concurrent=1",
-                    "db-bulkhead.workloads.b.queue-wait=0ms", "app.workload=b", "app.wait=0ms");
+            .withConfiguration(AutoConfigurationTest.BOOT)
+            .withPropertyValues(Pg.datasource(4))
+            .withPropertyValues(
+                    "db-bulkhead.default-workload=a",
+                    "db-bulkhead.workloads.a.concurrent=1",
+                    "db-bulkhead.workloads.a.queue-wait=0ms",
+                    "db-bulkhead.workloads.b.concurrent=1",
+                    "db-bulkhead.workloads.b.queue-wait=0ms",
+                    "app.workload=b",
+                    "app.wait=0ms");
 
     /** The workload the calling thread is admitted to, or null. */
     static String admittedTo(DbBulkheadAdmission admission) {
@@ -60,12 +66,15 @@ class DbWorkloadRulesTest {
     @Test
     void twoBeansBehindOneInterfaceAreEachAdmittedToTheirOwnWorkload() {
         runner.withUserConfiguration(TwoImplementations.class)
-                .withPropertyValues("spring.aop.proxy-target-class=false").run(context -> {
+                .withPropertyValues("spring.aop.proxy-target-class=false")
+                .run(context -> {
                     assertThat(context).hasNotFailed();
                     var beans = context.getBeansOfType(Named.class);
                     assertThat(beans.get("inA").workload()).isEqualTo("a");
                     assertThat(beans.get("inB").workload()).isEqualTo("b");
-                    assertThat(beans.get("inA").workload()).as("after the cache is warm").isEqualTo("a");
+                    assertThat(beans.get("inA").workload())
+                            .as("after the cache is warm")
+                            .isEqualTo("a");
                 });
     }
 
@@ -89,30 +98,36 @@ class DbWorkloadRulesTest {
 
     @Test
     void anUnknownWorkloadOrAMalformedQueueWaitFailsStartUpNamingTheMethod() {
-        runner.withUserConfiguration(Unknown.class).run(context -> assertThat(
-                AutoConfigurationTest.configurationFailure(context.getStartupFailure()))
-                .hasMessageContaining("@DbWorkload method dev.dbbulkhead.spring.DbWorkloadRulesTest$Unknown$Service"
-                        + ".call names an unknown workload 'reports' of db-bulkhead 'db'; known: [a, b]")
-                .hasMessageContaining("Service.soon: queueWait 'soon' is not a duration"));
+        runner.withUserConfiguration(Unknown.class)
+                .run(context -> assertThat(AutoConfigurationTest.configurationFailure(context.getStartupFailure()))
+                        .hasMessageContaining(
+                                "@DbWorkload method dev.dbbulkhead.spring.DbWorkloadRulesTest$Unknown$Service"
+                                        + ".call names an unknown workload 'reports' of db-bulkhead 'db'; known: [a, b]")
+                        .hasMessageContaining("Service.soon: queueWait 'soon' is not a duration"));
     }
 
     @Test
     void whatAProxyCannotAdmitFailsStartUpNamingTheMethod() {
-        runner.withUserConfiguration(Unreachable.class).run(context -> assertThat(
-                AutoConfigurationTest.configurationFailure(context.getStartupFailure()))
-                .hasMessageContaining("Unreachable$Service.hidden is private: a proxy cannot intercept it")
-                .hasMessageContaining("Unreachable$Service.sealed is final")
-                .hasMessageContaining("Unreachable$Service.rows returns a java.util.stream.Stream, which is read "
-                        + "after the method has returned")
-                .hasMessageContaining("Unreachable$Service.later returns a java.util.concurrent.Future: its work goes "
-                        + "on after the method returned")
-                .hasMessageContaining("Unreachable$Service.events returns a java.util.concurrent.Flow$Publisher"));
+        runner.withUserConfiguration(Unreachable.class)
+                .run(context -> assertThat(AutoConfigurationTest.configurationFailure(context.getStartupFailure()))
+                        .hasMessageContaining("Unreachable$Service.hidden is private: a proxy cannot intercept it")
+                        .hasMessageContaining("Unreachable$Service.sealed is final")
+                        .hasMessageContaining(
+                                "Unreachable$Service.rows returns a java.util.stream.Stream, which is read "
+                                        + "after the method has returned")
+                        .hasMessageContaining(
+                                "Unreachable$Service.later returns a java.util.concurrent.Future: its work goes "
+                                        + "on after the method returned")
+                        .hasMessageContaining(
+                                "Unreachable$Service.events returns a java.util.concurrent.Flow$Publisher"));
     }
 
     @Test
     void aLazyBeanWithAMethodThatCannotBeAdmittedFailsWhenItIsCreated() {
         runner.withUserConfiguration(LazyUnreachable.class).run(context -> {
-            assertThat(context).as("the start-up check cannot see a bean not yet created").hasNotFailed();
+            assertThat(context)
+                    .as("the start-up check cannot see a bean not yet created")
+                    .hasNotFailed();
             assertThatThrownBy(() -> context.getBean(LazyUnreachable.Service.class))
                     .hasStackTraceContaining("LazyUnreachable$Service.rows returns a java.util.stream.Stream")
                     .hasStackTraceContaining("Bean 'lazyService', created after start-up");
@@ -125,21 +140,24 @@ class DbWorkloadRulesTest {
             var service = context.getBean(Widened.Service.class);
             assertThat(service.rows()).isInstanceOf(Stream.class);
             assertThat(service.rows()).isInstanceOf(Stream.class);
-            assertThat(context.getBean(DbBulkhead.class).workload("a").available()).isEqualTo(1);
+            assertThat(context.getBean(DbBulkhead.class).workload("a").available())
+                    .isEqualTo(1);
         });
         assertThat(output.getAll().split("Widened\\$Service.rows returned a java.util.stream", -1))
-                .as("one warning for two calls").hasSize(2);
+                .as("one warning for two calls")
+                .hasSize(2);
     }
 
     @Test
     void objectsMethodsAreNeverAdmittedSoAnAdmittedBeanCanBeLoggedInsideATransaction() {
         runner.withUserConfiguration(TwoTypes.class).run(context -> {
             var bean = context.getBean(TypeA.class);
-            var template = new TransactionTemplate(context.getBean(
-                    org.springframework.transaction.PlatformTransactionManager.class));
+            var template = new TransactionTemplate(
+                    context.getBean(org.springframework.transaction.PlatformTransactionManager.class));
             String logged = template.execute(status -> bean + " " + bean.hashCode() + " " + bean.equals(bean));
             assertThat(logged).contains("TypeA").endsWith(" true");
-            assertThat(context.getBean(DbBulkhead.class).workload("a").available()).isEqualTo(1);
+            assertThat(context.getBean(DbBulkhead.class).workload("a").available())
+                    .isEqualTo(1);
         });
     }
 
@@ -154,11 +172,14 @@ class DbWorkloadRulesTest {
             // B = 1, Q = 0, and the first body holds the permit: the others are refused, on their own threads.
             List<Future<String>> others = List.of(service.hold(release), service.hold(release), service.hold(release));
             for (Future<String> other : others) {
-                assertThatThrownBy(() -> other.get(10, TimeUnit.SECONDS)).isInstanceOf(ExecutionException.class)
+                assertThatThrownBy(() -> other.get(10, TimeUnit.SECONDS))
+                        .isInstanceOf(ExecutionException.class)
                         .hasCauseInstanceOf(AdmissionFullException.class);
             }
             release.countDown();
-            assertThat(first.get(10, TimeUnit.SECONDS)).as("admitted on the executor's thread").startsWith("a on ")
+            assertThat(first.get(10, TimeUnit.SECONDS))
+                    .as("admitted on the executor's thread")
+                    .startsWith("a on ")
                     .doesNotContain(Thread.currentThread().getName());
             assertThat(service.mostAtOnce()).isEqualTo(1);
         });
@@ -171,7 +192,9 @@ class DbWorkloadRulesTest {
             var w = context.getBean(DbBulkhead.class).workload("a");
             var done = new CompletableFuture<Integer>();
             CompletableFuture<Integer> result = service.later(done);
-            assertThat(w.available()).as("the method returned, its work has not").isZero();
+            assertThat(w.available())
+                    .as("the method returned, its work has not")
+                    .isZero();
             assertThatThrownBy(() -> service.later(new CompletableFuture<>()))
                     .isInstanceOf(AdmissionFullException.class);
             done.complete(42);
@@ -185,10 +208,14 @@ class DbWorkloadRulesTest {
         runner.withUserConfiguration(TwoTypes.class, Observed.class).run(context -> {
             var registry = context.getBean(TestObservationRegistry.class);
             context.getBean(TypeA.class).workload();
-            TestObservationRegistryAssert.assertThat(registry).hasObservationWithNameEqualTo(
-                    DbBulkheadAdmission.OBSERVATION).that().hasLowCardinalityKeyValue("workload", "a")
-                    .hasLowCardinalityKeyValue("outcome", "admitted").hasLowCardinalityKeyValue("bulkhead", "db")
-                    .hasBeenStarted().hasBeenStopped();
+            TestObservationRegistryAssert.assertThat(registry)
+                    .hasObservationWithNameEqualTo(DbBulkheadAdmission.OBSERVATION)
+                    .that()
+                    .hasLowCardinalityKeyValue("workload", "a")
+                    .hasLowCardinalityKeyValue("outcome", "admitted")
+                    .hasLowCardinalityKeyValue("bulkhead", "db")
+                    .hasBeenStarted()
+                    .hasBeenStopped();
             var w = context.getBean(DbBulkhead.class).workload("a");
             try (var held = w.acquire(Duration.ZERO)) {
                 var refused = new java.util.concurrent.atomic.AtomicReference<Throwable>();
@@ -202,10 +229,11 @@ class DbWorkloadRulesTest {
                 t.join();
                 assertThat(refused.get()).isInstanceOf(AdmissionFullException.class);
             }
-            TestObservationRegistryAssert.assertThat(registry).hasNumberOfObservationsWithNameEqualTo(
-                    DbBulkheadAdmission.OBSERVATION, 2).hasAnObservation(o -> o.hasNameEqualTo(
-                    DbBulkheadAdmission.OBSERVATION).hasLowCardinalityKeyValue("outcome", "admission_full")
-                    .hasError());
+            TestObservationRegistryAssert.assertThat(registry)
+                    .hasNumberOfObservationsWithNameEqualTo(DbBulkheadAdmission.OBSERVATION, 2)
+                    .hasAnObservation(o -> o.hasNameEqualTo(DbBulkheadAdmission.OBSERVATION)
+                            .hasLowCardinalityKeyValue("outcome", "admission_full")
+                            .hasError());
         });
     }
 

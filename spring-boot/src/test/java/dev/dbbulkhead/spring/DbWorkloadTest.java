@@ -43,10 +43,13 @@ class DbWorkloadTest {
     private static final AtomicLong IDS = new AtomicLong(System.nanoTime());
 
     private final ApplicationContextRunner base = new ApplicationContextRunner()
-            .withConfiguration(AutoConfigurationTest.BOOT).withUserConfiguration(Services.class);
+            .withConfiguration(AutoConfigurationTest.BOOT)
+            .withUserConfiguration(Services.class);
     private final ApplicationContextRunner runner = base.withPropertyValues(Pg.datasource(4))
-            .withPropertyValues("db-bulkhead.default-workload=interactive",
-                    "db-bulkhead.workloads.interactive.concurrent=2", "db-bulkhead.workloads.interactive.queue-wait=0ms",
+            .withPropertyValues(
+                    "db-bulkhead.default-workload=interactive",
+                    "db-bulkhead.workloads.interactive.concurrent=2",
+                    "db-bulkhead.workloads.interactive.queue-wait=0ms",
                     "db-bulkhead.workloads.batch.concurrent=1");
 
     @Test
@@ -62,9 +65,14 @@ class DbWorkloadTest {
                 probe.reset();
                 long id = IDS.incrementAndGet();
                 assertThat(call.applyAsLong(id)).isEqualTo(id);
-                assertThat(probe.transactionAtAdmission).as("a transaction was active at admission").containsOnly(false);
-                assertThat(probe.executingInWork.get()).as("permits held while the method ran").isEqualTo(1);
-                assertThat(probe.executingAtCompletion.get()).as("permits held when the transaction completed")
+                assertThat(probe.transactionAtAdmission)
+                        .as("a transaction was active at admission")
+                        .containsOnly(false);
+                assertThat(probe.executingInWork.get())
+                        .as("permits held while the method ran")
+                        .isEqualTo(1);
+                assertThat(probe.executingAtCompletion.get())
+                        .as("permits held when the transaction completed")
                         .isEqualTo(1);
                 assertThat(Pg.rows(id)).as("committed").isEqualTo(1);
                 assertAllBack(context);
@@ -87,7 +95,8 @@ class DbWorkloadTest {
                 int acquiredBefore = Services.ACQUIRED.get();
                 assertThatThrownBy(() -> items.admissionFirst(IDS.incrementAndGet()))
                         .isInstanceOf(AdmissionFullException.class);
-                assertThat(Services.ACQUIRED.get()).as("connections taken from HikariCP by the rejected call")
+                assertThat(Services.ACQUIRED.get())
+                        .as("connections taken from HikariCP by the rejected call")
                         .isEqualTo(acquiredBefore);
                 hold.countDown();
                 for (var h : holders) {
@@ -103,8 +112,10 @@ class DbWorkloadTest {
         runner.run(context -> {
             var template = new TransactionTemplate(context.getBean(PlatformTransactionManager.class));
             long id = IDS.incrementAndGet();
-            assertThatThrownBy(() -> template.execute(s -> context.getBean(Items.class).admissionFirst(id)))
-                    .isInstanceOf(IllegalStateException.class).hasMessageContaining("inside an active transaction")
+            assertThatThrownBy(() ->
+                            template.execute(s -> context.getBean(Items.class).admissionFirst(id)))
+                    .isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("inside an active transaction")
                     .hasMessageContaining("Items.admissionFirst");
             assertThat(Pg.rows(id)).isZero();
             assertAllBack(context);
@@ -123,7 +134,8 @@ class DbWorkloadTest {
             assertThat(probe.executingInWork.get()).isEqualTo(1);
             assertThat(Pg.rows(id)).isEqualTo(1);
             long other = IDS.incrementAndGet();
-            assertThatThrownBy(() -> outer.otherWorkload(other)).isInstanceOf(IllegalStateException.class)
+            assertThatThrownBy(() -> outer.otherWorkload(other))
+                    .isInstanceOf(IllegalStateException.class)
                     .hasMessageContaining("needs workload 'interactive'")
                     .hasMessageContaining("already admitted to workload 'batch'");
             assertThat(Pg.rows(other)).isZero();
@@ -134,11 +146,16 @@ class DbWorkloadTest {
     @Test
     @Timeout(value = 20, unit = TimeUnit.SECONDS) // unguarded, both callers would wait 30 s for a second connection
     void requiresNewWhileAdmittedWithThePoolEqualToBIsRefusedInsteadOfHanging() {
-        // Pool 3, one connection held outside the barrier: 2 left, as many as interactive's B (batch is declared because
+        // Pool 3, one connection held outside the barrier: 2 left, as many as interactive's B (batch is declared
+        // because
         // Outer has a method of it, which start-up checks).
-        base.withPropertyValues(Pg.datasource(3)).withPropertyValues("spring.datasource.hikari.connection-timeout=30000",
-                "db-bulkhead.default-workload=interactive", "db-bulkhead.workloads.interactive.concurrent=2",
-                "db-bulkhead.workloads.batch.concurrent=1").run(context -> {
+        base.withPropertyValues(Pg.datasource(3))
+                .withPropertyValues(
+                        "spring.datasource.hikari.connection-timeout=30000",
+                        "db-bulkhead.default-workload=interactive",
+                        "db-bulkhead.workloads.interactive.concurrent=2",
+                        "db-bulkhead.workloads.batch.concurrent=1")
+                .run(context -> {
                     assertThat(context).hasNotFailed();
                     @SuppressWarnings("unused")
                     var outside = context.getBean(DataSource.class).getConnection();
@@ -151,8 +168,10 @@ class DbWorkloadTest {
                             calls.add(threads.submit(() -> outer.withRequiresNew(id, bothInside)));
                         }
                         for (var call : calls) {
-                            assertThatThrownBy(() -> call.get(15, TimeUnit.SECONDS)).cause()
-                                    .isInstanceOf(IllegalStateException.class).hasMessageContaining("REQUIRES_NEW")
+                            assertThatThrownBy(() -> call.get(15, TimeUnit.SECONDS))
+                                    .cause()
+                                    .isInstanceOf(IllegalStateException.class)
+                                    .hasMessageContaining("REQUIRES_NEW")
                                     .hasMessageContaining("db-bulkhead.workloads.interactive.allow-requires-new");
                         }
                     }
@@ -163,19 +182,25 @@ class DbWorkloadTest {
 
     @Test
     void requiresNewWorksWhereTheWorkloadOptsIn() {
-        runner.withPropertyValues("db-bulkhead.workloads.interactive.allow-requires-new=true").run(context -> {
-            long id = IDS.incrementAndGet();
-            assertThat(context.getBean(Outer.class).withRequiresNew(id, null)).isEqualTo(id);
-            assertThat(Pg.rows(id)).isEqualTo(1);
-            assertThat(Pg.rows(-id)).as("the REQUIRES_NEW transaction's row").isEqualTo(1);
-            assertAllBack(context);
-        });
+        runner.withPropertyValues("db-bulkhead.workloads.interactive.allow-requires-new=true")
+                .run(context -> {
+                    long id = IDS.incrementAndGet();
+                    assertThat(context.getBean(Outer.class).withRequiresNew(id, null))
+                            .isEqualTo(id);
+                    assertThat(Pg.rows(id)).isEqualTo(1);
+                    assertThat(Pg.rows(-id))
+                            .as("the REQUIRES_NEW transaction's row")
+                            .isEqualTo(1);
+                    assertAllBack(context);
+                });
     }
 
     @Test
     void manyVirtualThreadsNeverHaveMoreThanBInsideAndEveryCallCommits() {
-        runner.withPropertyValues("db-bulkhead.workloads.interactive.extra-slots=400",
-                "db-bulkhead.workloads.interactive.queue-wait=20s").run(context -> {
+        runner.withPropertyValues(
+                        "db-bulkhead.workloads.interactive.extra-slots=400",
+                        "db-bulkhead.workloads.interactive.queue-wait=20s")
+                .run(context -> {
                     var items = context.getBean(Items.class);
                     var probe = context.getBean(Probe.class);
                     probe.reset();
@@ -193,7 +218,9 @@ class DbWorkloadTest {
                         start.countDown();
                     }
                     assertThat(ids).hasSize(300);
-                    assertThat(probe.maxInside.get()).as("most calls inside at once").isBetween(1, 2);
+                    assertThat(probe.maxInside.get())
+                            .as("most calls inside at once")
+                            .isBetween(1, 2);
                     for (long id : ids) {
                         assertThat(Pg.rows(id)).isEqualTo(1);
                     }
@@ -207,7 +234,8 @@ class DbWorkloadTest {
             assertThat(w.availableSlots()).as("free slots of %s", w).isEqualTo(w.concurrent() + w.extraSlots());
         }
         var pool = context.getBean(HikariDataSource.class);
-        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(5))
+        org.awaitility.Awaitility.await()
+                .atMost(java.time.Duration.ofSeconds(5))
                 .until(() -> pool.getHikariPoolMXBean() == null
                         || pool.getHikariPoolMXBean().getActiveConnections() == 0);
     }
@@ -235,7 +263,9 @@ class DbWorkloadTest {
 
     /** Inserts a row inside the transaction, noting what the probe needs. */
     static long insert(JdbcClient jdbc, DbBulkhead db, Probe probe, long id) {
-        assertThat(TransactionSynchronizationManager.isActualTransactionActive()).as("transaction in work").isTrue();
+        assertThat(TransactionSynchronizationManager.isActualTransactionActive())
+                .as("transaction in work")
+                .isTrue();
         Workload w = db.workload("interactive");
         int now = probe.inside.incrementAndGet();
         probe.maxInside.accumulateAndGet(now, Math::max);
@@ -247,7 +277,9 @@ class DbWorkloadTest {
                     probe.executingAtCompletion.set(w.executing());
                 }
             });
-            jdbc.sql("INSERT INTO spring_items (id, note) VALUES (?, 'spring')").param(id).update();
+            jdbc.sql("INSERT INTO spring_items (id, note) VALUES (?, 'spring')")
+                    .param(id)
+                    .update();
             return id;
         } finally {
             probe.inside.decrementAndGet();
@@ -400,7 +432,9 @@ class DbWorkloadTest {
 
         @Transactional(propagation = Propagation.REQUIRES_NEW)
         public void audit(long id) {
-            jdbc.sql("INSERT INTO spring_items (id, note) VALUES (?, 'audit')").param(-id).update();
+            jdbc.sql("INSERT INTO spring_items (id, note) VALUES (?, 'audit')")
+                    .param(-id)
+                    .update();
         }
     }
 
@@ -428,7 +462,9 @@ class DbWorkloadTest {
         @DbWorkload("interactive")
         @Transactional
         public long withRequiresNew(long id, CyclicBarrier bothInside) throws Exception {
-            jdbc.sql("INSERT INTO spring_items (id, note) VALUES (?, 'outer')").param(id).update();
+            jdbc.sql("INSERT INTO spring_items (id, note) VALUES (?, 'outer')")
+                    .param(id)
+                    .update();
             if (bothInside != null) {
                 bothInside.await(10, TimeUnit.SECONDS); // both callers hold their one connection
             }

@@ -14,11 +14,15 @@ final class Pg {
     static String[] datasource(int poolSize) {
         TestDatabase db = TestDatabase.get();
         createTable(db);
-        return new String[] {"spring.datasource.url=" + db.jdbcUrl(), "spring.datasource.username=" + db.user(),
+        return new String[] {
+            "spring.datasource.url=" + db.jdbcUrl(),
+            "spring.datasource.username=" + db.user(),
             "spring.datasource.password=" + db.password(),
             "spring.datasource.hikari.data-source-properties.currentSchema=" + TestDatabase.SCHEMA,
-            "spring.datasource.hikari.maximum-pool-size=" + poolSize, "spring.datasource.hikari.minimum-idle=0",
-            "spring.datasource.hikari.connection-timeout=2000"};
+            "spring.datasource.hikari.maximum-pool-size=" + poolSize,
+            "spring.datasource.hikari.minimum-idle=0",
+            "spring.datasource.hikari.connection-timeout=2000"
+        };
     }
 
     private static void createTable(TestDatabase db) {
@@ -26,7 +30,8 @@ final class Pg {
             return;
         }
         synchronized (Pg.class) {
-            try (Connection c = db.connect(); var s = c.createStatement()) {
+            try (Connection c = db.connect();
+                    var s = c.createStatement()) {
                 s.execute("CREATE TABLE IF NOT EXISTS spring_items (id bigint PRIMARY KEY, note text)");
             } catch (SQLException e) {
                 throw new IllegalStateException("cannot create the test table on " + db.description(), e);

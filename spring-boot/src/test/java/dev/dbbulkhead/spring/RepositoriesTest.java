@@ -31,7 +31,6 @@ import org.springframework.boot.hibernate.autoconfigure.HibernateJpaAutoConfigur
 import org.springframework.boot.jdbc.autoconfigure.JdbcTemplateAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.ApplicationContext;
-import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.data.jdbc.repository.config.EnableJdbcRepositories;
 import org.springframework.data.jpa.repository.config.EnableJpaRepositories;
@@ -48,20 +47,26 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  */
 class RepositoriesTest {
     private static final AutoConfigurations JPA = AutoConfigurations.of(HibernateJpaAutoConfiguration.class);
-    private static final AutoConfigurations JDBC = AutoConfigurations.of(JdbcTemplateAutoConfiguration.class,
-            DataJdbcRepositoriesAutoConfiguration.class);
+    private static final AutoConfigurations JDBC =
+            AutoConfigurations.of(JdbcTemplateAutoConfiguration.class, DataJdbcRepositoriesAutoConfiguration.class);
 
     private final ApplicationContextRunner base = new ApplicationContextRunner()
-            .withConfiguration(AutoConfigurationTest.BOOT).withPropertyValues(Pg.datasource(4))
-            .withPropertyValues("spring.jpa.hibernate.ddl-auto=none", "spring.jpa.open-in-view=false",
-                    "db-bulkhead.default-workload=interactive", "db-bulkhead.workloads.interactive.concurrent=1",
+            .withConfiguration(AutoConfigurationTest.BOOT)
+            .withPropertyValues(Pg.datasource(4))
+            .withPropertyValues(
+                    "spring.jpa.hibernate.ddl-auto=none",
+                    "spring.jpa.open-in-view=false",
+                    "db-bulkhead.default-workload=interactive",
+                    "db-bulkhead.workloads.interactive.concurrent=1",
                     "db-bulkhead.workloads.interactive.queue-wait=0ms",
-                    "db-bulkhead.workloads.batch.concurrent=1", "db-bulkhead.workloads.batch.queue-wait=0ms")
+                    "db-bulkhead.workloads.batch.concurrent=1",
+                    "db-bulkhead.workloads.batch.queue-wait=0ms")
             .withUserConfiguration(Probe.class);
 
     @BeforeAll
     static void table() throws SQLException {
-        try (Connection c = TestDatabase.get().connect(); var s = c.createStatement()) {
+        try (Connection c = TestDatabase.get().connect();
+                var s = c.createStatement()) {
             s.execute("CREATE TABLE IF NOT EXISTS spring_people (id bigserial PRIMARY KEY, name text)");
         }
     }
@@ -75,9 +80,15 @@ class RepositoriesTest {
             Probe probe = context.getBean(Probe.class);
 
             call(context, "interactive", () -> people.save(new Person(name))); // inherited (CrudRepository)
-            call(context, "interactive", () -> assertThat(people.findByNameStartingWith(name)).hasSize(1)); // derived
+            call(
+                    context,
+                    "interactive",
+                    () -> assertThat(people.findByNameStartingWith(name)).hasSize(1)); // derived
             call(context, "interactive", () -> assertThat(people.named(name)).hasSize(1)); // @Query
-            call(context, "batch", () -> assertThat(people.countByNameStartingWith(name)).isOne()); // the method's own
+            call(
+                    context,
+                    "batch",
+                    () -> assertThat(people.countByNameStartingWith(name)).isOne()); // the method's own
             call(context, "interactive", () -> assertThat(people.findAll()).isNotEmpty()); // inherited (ListCrud)
 
             var audit = context.getBean(AuditRepository.class);
@@ -93,17 +104,25 @@ class RepositoriesTest {
 
     @Test
     void jdbcRepositoryMethodsAreAdmittedBeforeTheirTransaction() {
-        base.withConfiguration(JDBC).withUserConfiguration(JdbcRepositories.class).run(context -> {
-            assertThat(context).hasNotFailed();
-            var rows = context.getBean(PersonRows.class);
-            String name = "jdbc-" + System.nanoTime();
+        base.withConfiguration(JDBC)
+                .withUserConfiguration(JdbcRepositories.class)
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    var rows = context.getBean(PersonRows.class);
+                    String name = "jdbc-" + System.nanoTime();
 
-            call(context, "interactive", () -> rows.save(new PersonRow(null, name))); // inherited
-            call(context, "interactive", () -> assertThat(rows.findByName(name)).hasSize(1)); // derived
-            call(context, "batch", () -> assertThat(rows.startingWith(name)).hasSize(1)); // @Query, the method's own
-            call(context, "interactive", () -> assertThat(rows.count()).isPositive()); // inherited
-            DbWorkloadTest.assertAllBack(context);
-        });
+                    call(context, "interactive", () -> rows.save(new PersonRow(null, name))); // inherited
+                    call(
+                            context,
+                            "interactive",
+                            () -> assertThat(rows.findByName(name)).hasSize(1)); // derived
+                    call(
+                            context,
+                            "batch",
+                            () -> assertThat(rows.startingWith(name)).hasSize(1)); // @Query, the method's own
+                    call(context, "interactive", () -> assertThat(rows.count()).isPositive()); // inherited
+                    DbWorkloadTest.assertAllBack(context);
+                });
     }
 
     @Test
@@ -120,9 +139,10 @@ class RepositoriesTest {
                 }));
                 assertThat(holding.await(10, TimeUnit.SECONDS)).isTrue();
                 int before = context.getBean(Probe.class).began.size();
-                assertThatThrownBy(() -> people.findByNameStartingWith("x"))
-                        .isInstanceOf(AdmissionFullException.class);
-                assertThat(context.getBean(Probe.class).began).as("no transaction began").hasSize(before);
+                assertThatThrownBy(() -> people.findByNameStartingWith("x")).isInstanceOf(AdmissionFullException.class);
+                assertThat(context.getBean(Probe.class).began)
+                        .as("no transaction began")
+                        .hasSize(before);
                 release.countDown();
                 assertThat(holder.get(10, TimeUnit.SECONDS)).isTrue();
             }
@@ -132,12 +152,17 @@ class RepositoriesTest {
 
     @Test
     void repositoryMethodsThatCannotBeAdmittedFailTheStartUpNamingThem() {
-        base.withConfiguration(JPA).withUserConfiguration(RefusedRepositories.class).run(context -> {
-            assertThat(context).hasFailed();
-            String message = rootMessage(context.getStartupFailure());
-            assertThat(message).contains("StreamingPeople.streamByName").contains("Stream")
-                    .contains("StreamingPeople.countByName").contains("reports");
-        });
+        base.withConfiguration(JPA)
+                .withUserConfiguration(RefusedRepositories.class)
+                .run(context -> {
+                    assertThat(context).hasFailed();
+                    String message = rootMessage(context.getStartupFailure());
+                    assertThat(message)
+                            .contains("StreamingPeople.streamByName")
+                            .contains("Stream")
+                            .contains("StreamingPeople.countByName")
+                            .contains("reports");
+                });
     }
 
     private static String rootMessage(Throwable failure) {
@@ -157,9 +182,11 @@ class RepositoriesTest {
         probe.reset();
         call.run();
         assertThat(probe.admitted).as("admissions").containsExactly(workload + ", no transaction");
-        assertThat(probe.began).as("transactions begun (derived and @Query methods run without one), with the "
-                + "permits held then").allSatisfy(held -> assertThat(held).isEqualTo(workload + " holds 1"));
-        assertThat(context.getBean(UnadmittedConnections.class).count()).as("connections taken outside admissions")
+        assertThat(probe.began)
+                .as("transactions begun (derived and @Query methods run without one), with the " + "permits held then")
+                .allSatisfy(held -> assertThat(held).isEqualTo(workload + " holds 1"));
+        assertThat(context.getBean(UnadmittedConnections.class).count())
+                .as("connections taken outside admissions")
                 .isZero();
     }
 
@@ -181,14 +208,18 @@ class RepositoriesTest {
 
         @Override
         public void onPermitAcquired(Workload workload, long waitNanos) {
-            admitted.add(workload.name() + (TransactionSynchronizationManager.isActualTransactionActive()
-                    ? ", in a transaction" : ", no transaction"));
+            admitted.add(workload.name()
+                    + (TransactionSynchronizationManager.isActualTransactionActive()
+                            ? ", in a transaction"
+                            : ", no transaction"));
         }
 
         @Override
         public void afterBegin(TransactionExecution transaction, Throwable beginFailure) {
-            String held = bulkhead.getObject().workloads().stream().filter(w -> w.executing() > 0)
-                    .map(w -> w.name() + " holds " + w.executing()).collect(Collectors.joining(", "));
+            String held = bulkhead.getObject().workloads().stream()
+                    .filter(w -> w.executing() > 0)
+                    .map(w -> w.name() + " holds " + w.executing())
+                    .collect(Collectors.joining(", "));
             began.add(held.isEmpty() ? "none held" : held);
         }
     }
@@ -206,5 +237,4 @@ class RepositoriesTest {
     @AutoConfigurationPackage(basePackageClasses = Person.class)
     @EnableJpaRepositories(basePackageClasses = StreamingPeople.class)
     static class RefusedRepositories {}
-
 }

@@ -19,12 +19,12 @@ import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.support.BeanDefinitionRegistry;
 import org.springframework.boot.autoconfigure.AutoConfigurationPackages;
-import org.springframework.samples.petclinic.OwnerQueries;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.ApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.jdbc.datasource.DataSourceUtils;
+import org.springframework.samples.petclinic.OwnerQueries;
 
 /**
  * {@link UnadmittedConnections} on PostgreSQL: exactly the connections taken outside an admission are counted (on
@@ -33,9 +33,12 @@ import org.springframework.jdbc.datasource.DataSourceUtils;
  */
 class UnadmittedConnectionsTest {
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
-            .withConfiguration(AutoConfigurationTest.BOOT).withUserConfiguration(Registry.class)
+            .withConfiguration(AutoConfigurationTest.BOOT)
+            .withUserConfiguration(Registry.class)
             .withPropertyValues(Pg.datasource(8))
-            .withPropertyValues("db-bulkhead.workloads.work.concurrent=4", "db-bulkhead.workloads.work.extra-slots=64",
+            .withPropertyValues(
+                    "db-bulkhead.workloads.work.concurrent=4",
+                    "db-bulkhead.workloads.work.extra-slots=64",
                     "db-bulkhead.workloads.work.queue-wait=10s");
 
     @Test
@@ -66,8 +69,12 @@ class UnadmittedConnectionsTest {
             }
             context.getBean(DbBulkhead.class).transaction(Duration.ofSeconds(5), c -> c.isValid(1)); // its own
             assertThat(unadmitted.count()).isEqualTo(rounds);
-            assertThat(context.getBean(MeterRegistry.class).get(DbBulkheadAutoConfiguration.UNADMITTED)
-                    .tag("bulkhead", "db").functionCounter().count()).isEqualTo(rounds);
+            assertThat(context.getBean(MeterRegistry.class)
+                            .get(DbBulkheadAutoConfiguration.UNADMITTED)
+                            .tag("bulkhead", "db")
+                            .functionCounter()
+                            .count())
+                    .isEqualTo(rounds);
             DbWorkloadTest.assertAllBack(context);
         });
     }
@@ -76,11 +83,15 @@ class UnadmittedConnectionsTest {
     void refuseRefusesThemNamingTheCallerAndTakesNoConnection() {
         runner.withPropertyValues("db-bulkhead.unadmitted-connections=refuse").run(context -> {
             DataSource dataSource = context.getBean(DataSource.class);
-            assertThatThrownBy(() -> outside(dataSource)).isInstanceOf(SQLException.class)
+            assertThatThrownBy(() -> outside(dataSource))
+                    .isInstanceOf(SQLException.class)
                     .hasMessageContaining(UnadmittedConnectionsTest.class.getName() + ".outside")
                     .hasMessageContaining("db-bulkhead.unadmitted-connections=refuse");
             assertThat(admitted(context)).isTrue();
-            assertThat(context.getBean(HikariDataSource.class).getHikariPoolMXBean().getActiveConnections()).isZero();
+            assertThat(context.getBean(HikariDataSource.class)
+                            .getHikariPoolMXBean()
+                            .getActiveConnections())
+                    .isZero();
             assertThat(context.getBean(UnadmittedConnections.class).count()).isZero();
             DbWorkloadTest.assertAllBack(context);
         });
@@ -101,7 +112,8 @@ class UnadmittedConnectionsTest {
     void offLeavesTheDataSourceAsItIs() {
         runner.withPropertyValues("db-bulkhead.unadmitted-connections=off").run(context -> {
             DataSource dataSource = context.getBean(DataSource.class);
-            assertThat(org.springframework.aop.support.AopUtils.isAopProxy(dataSource)).isFalse();
+            assertThat(org.springframework.aop.support.AopUtils.isAopProxy(dataSource))
+                    .isFalse();
             assertThat(outside(dataSource)).isTrue();
             assertThat(context.getBean(UnadmittedConnections.class).count()).isZero();
         });

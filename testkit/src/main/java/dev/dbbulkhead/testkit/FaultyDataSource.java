@@ -153,8 +153,8 @@ public final class FaultyDataSource implements DataSource {
             return null;
         }
         open.incrementAndGet();
-        return (Connection) Proxy.newProxyInstance(Connection.class.getClassLoader(),
-                new Class<?>[] {Connection.class}, new Handler(connection));
+        return (Connection) Proxy.newProxyInstance(
+                Connection.class.getClassLoader(), new Class<?>[] {Connection.class}, new Handler(connection));
     }
 
     private final class Handler implements InvocationHandler {

@@ -26,15 +26,34 @@ public final class NoopDataSource implements DataSource {
         return getConnection();
     }
 
-    @Override public @Nullable PrintWriter getLogWriter() { return null; }
-    @Override public void setLogWriter(PrintWriter out) {}
-    @Override public void setLoginTimeout(int seconds) {}
-    @Override public int getLoginTimeout() { return 0; }
-    @Override public Logger getParentLogger() throws SQLFeatureNotSupportedException {
+    @Override
+    public @Nullable PrintWriter getLogWriter() {
+        return null;
+    }
+
+    @Override
+    public void setLogWriter(PrintWriter out) {}
+
+    @Override
+    public void setLoginTimeout(int seconds) {}
+
+    @Override
+    public int getLoginTimeout() {
+        return 0;
+    }
+
+    @Override
+    public Logger getParentLogger() throws SQLFeatureNotSupportedException {
         throw new SQLFeatureNotSupportedException();
     }
-    @Override public <T> T unwrap(Class<T> iface) throws SQLFeatureNotSupportedException {
+
+    @Override
+    public <T> T unwrap(Class<T> iface) throws SQLFeatureNotSupportedException {
         throw new SQLFeatureNotSupportedException();
     }
-    @Override public boolean isWrapperFor(Class<?> iface) { return false; }
+
+    @Override
+    public boolean isWrapperFor(Class<?> iface) {
+        return false;
+    }
 }

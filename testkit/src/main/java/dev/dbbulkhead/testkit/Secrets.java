@@ -61,7 +61,8 @@ public final class Secrets {
 
     private static void passwordValue(String parameter, Set<String> found) {
         int equals = parameter.indexOf('=');
-        if (equals > 0 && parameter.substring(0, equals).toLowerCase(Locale.ROOT).endsWith("password")) {
+        if (equals > 0
+                && parameter.substring(0, equals).toLowerCase(Locale.ROOT).endsWith("password")) {
             String value = parameter.substring(equals + 1);
             found.add(value);
             try {
@@ -87,11 +88,15 @@ public final class Secrets {
         longestFirst.sort((a, b) -> Integer.compare(b.length(), a.length()));
         for (String secret : longestFirst) {
             masked = Pattern.compile("(?<![\\p{L}\\p{N}])" + Pattern.quote(secret) + "(?![\\p{L}\\p{N}])")
-                    .matcher(masked).replaceAll("***");
+                    .matcher(masked)
+                    .replaceAll("***");
         }
-        masked = PARAMETER.matcher(masked).replaceAll(m -> Matcher.quoteReplacement(
-                m.group().endsWith("=***") ? m.group() : m.group(1) + "***"));
-        return USER_INFO.matcher(masked).replaceAll(m -> Matcher.quoteReplacement(
-                m.group().endsWith(":***@") ? m.group() : m.group(1) + "***@"));
+        masked = PARAMETER
+                .matcher(masked)
+                .replaceAll(m -> Matcher.quoteReplacement(m.group().endsWith("=***") ? m.group() : m.group(1) + "***"));
+        return USER_INFO
+                .matcher(masked)
+                .replaceAll(
+                        m -> Matcher.quoteReplacement(m.group().endsWith(":***@") ? m.group() : m.group(1) + "***@"));
     }
 }

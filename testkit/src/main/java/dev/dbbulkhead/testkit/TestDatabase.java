@@ -53,6 +53,7 @@ public final class TestDatabase {
         }
         return "db_bulkhead_test_" + Long.toString(new SecureRandom().nextLong() >>> 1, 36);
     }
+
     private static final AtomicInteger POOLS = new AtomicInteger();
 
     private final String jdbcUrl;
@@ -62,8 +63,13 @@ public final class TestDatabase {
     private volatile @Nullable EmbeddedPostgres embedded;
     private final @Nullable Path dataDirectory;
 
-    private TestDatabase(String jdbcUrl, String user, String password, String description,
-            @Nullable EmbeddedPostgres embedded, @Nullable Path dataDirectory) {
+    private TestDatabase(
+            String jdbcUrl,
+            String user,
+            String password,
+            String description,
+            @Nullable EmbeddedPostgres embedded,
+            @Nullable Path dataDirectory) {
         this.jdbcUrl = jdbcUrl;
         this.user = user;
         this.password = password;
@@ -107,7 +113,8 @@ public final class TestDatabase {
      */
     private void createSchema() {
         boolean created;
-        try (Connection c = DriverManager.getConnection(jdbcUrl, user, password); var s = c.createStatement()) {
+        try (Connection c = DriverManager.getConnection(jdbcUrl, user, password);
+                var s = c.createStatement()) {
             try (var r = s.executeQuery("SELECT count(*) FROM pg_namespace WHERE nspname = '" + SCHEMA + "'")) {
                 r.next();
                 created = r.getInt(1) == 0;
@@ -119,7 +126,8 @@ public final class TestDatabase {
         if (embedded == null && created) {
             Runtime.getRuntime().addShutdownHook(Thread.ofPlatform().unstarted(() -> {
                 closeOpenPools();
-                try (Connection c = DriverManager.getConnection(jdbcUrl, user, password); var s = c.createStatement()) {
+                try (Connection c = DriverManager.getConnection(jdbcUrl, user, password);
+                        var s = c.createStatement()) {
                     s.execute("SET lock_timeout = '2s'"); // a session still holding a lock must not hold up the exit
                     s.execute("DROP SCHEMA IF EXISTS " + SCHEMA + " CASCADE");
                 } catch (SQLException ignored) {
@@ -147,8 +155,13 @@ public final class TestDatabase {
                             + "instead: DB_URL=jdbc:postgresql://127.0.0.1:5432/test DB_USER=postgres DB_PASSWORD=",
                     e);
         }
-        var db = new TestDatabase(pg.getJdbcUrl("postgres", "postgres"), "postgres", "",
-                "embedded PostgreSQL on port " + pg.getPort(), pg, data);
+        var db = new TestDatabase(
+                pg.getJdbcUrl("postgres", "postgres"),
+                "postgres",
+                "",
+                "embedded PostgreSQL on port " + pg.getPort(),
+                pg,
+                data);
         Runtime.getRuntime().addShutdownHook(Thread.ofPlatform().unstarted(() -> {
             try {
                 closeOpenPools();

@@ -12,7 +12,9 @@ class SecretsTest {
     void passwordsInJdbcUrlsAreRedacted() {
         assertThat(Secrets.redact("jdbc:postgresql://db:5432/app?user=u&password=p%40ss&ssl=true"))
                 .isEqualTo("jdbc:postgresql://db:5432/app?user=u&password=***&ssl=true");
-        assertThat(Secrets.redact("jdbc:postgresql://u:p@ss@db/app")).doesNotContain("p@ss").contains("u:***@");
+        assertThat(Secrets.redact("jdbc:postgresql://u:p@ss@db/app"))
+                .doesNotContain("p@ss")
+                .contains("u:***@");
         assertThat(Secrets.redact("jdbc:postgresql://db/app;PASSWORD=x"))
                 .isEqualTo("jdbc:postgresql://db/app;PASSWORD=***");
         assertThat(Secrets.redact("jdbc:postgresql://db/app")).isEqualTo("jdbc:postgresql://db/app");
@@ -27,8 +29,10 @@ class SecretsTest {
         }
         assertThat(Secrets.redact("jdbc:postgresql://db/app?password=horse%20battery"))
                 .isEqualTo("jdbc:postgresql://db/app?password=***");
-        assertThat(Secrets.mask("FATAL: password authentication failed: horse battery",
-                Secrets.passwordsIn("jdbc:postgresql://db/app?password=horse%20battery"))).doesNotContain("horse");
+        assertThat(Secrets.mask(
+                        "FATAL: password authentication failed: horse battery",
+                        Secrets.passwordsIn("jdbc:postgresql://db/app?password=horse%20battery")))
+                .doesNotContain("horse");
     }
 
     @Test
@@ -40,11 +44,14 @@ class SecretsTest {
 
     @Test
     void everyParameterNamedLikeAPasswordIsRedactedAndFound() {
-        String url = "jdbc:postgresql://db/app?sslmode=verify-full&sslpassword=k3y&user=u&Password=p2&x_password_file=f";
-        assertThat(Secrets.redact(url)).isEqualTo(
-                "jdbc:postgresql://db/app?sslmode=verify-full&sslpassword=***&user=u&Password=***&x_password_file=f");
+        String url =
+                "jdbc:postgresql://db/app?sslmode=verify-full&sslpassword=k3y&user=u&Password=p2&x_password_file=f";
+        assertThat(Secrets.redact(url))
+                .isEqualTo(
+                        "jdbc:postgresql://db/app?sslmode=verify-full&sslpassword=***&user=u&Password=***&x_password_file=f");
         assertThat(Secrets.passwordsIn(url)).containsExactly("k3y", "p2");
-        assertThat(Secrets.mask("Unable to parse URL " + url, Secrets.passwordsIn(url))).doesNotContain("k3y", "p2");
+        assertThat(Secrets.mask("Unable to parse URL " + url, Secrets.passwordsIn(url)))
+                .doesNotContain("k3y", "p2");
     }
 
     @Test

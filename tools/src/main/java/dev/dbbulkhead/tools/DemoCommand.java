@@ -20,7 +20,8 @@ import picocli.CommandLine.Command;
  * second is rejected at once; then the first commits and the permit is back. Prints exactly
  * {@code overload=rejected}, {@code query=42}, {@code available=1}.
  */
-@Command(name = "demo",
+@Command(
+        name = "demo",
         header = "Run the article's demo on PostgreSQL: prints overload=rejected, query=42, available=1.",
         mixinStandardHelpOptions = true,
         description = "Run the article's scenario (pool 2, B=1, Q=0) on PostgreSQL: DB_URL/DB_USER/DB_PASSWORD "
@@ -53,8 +54,8 @@ public final class DemoCommand implements Callable<Integer> {
             }));
             try {
                 if (!entered.await(STEP_SECONDS, TimeUnit.SECONDS)) {
-                    throw new IllegalStateException("the first transaction did not start within " + STEP_SECONDS
-                            + " s");
+                    throw new IllegalStateException(
+                            "the first transaction did not start within " + STEP_SECONDS + " s");
                 }
                 var second = tasks.submit(() -> gate.transaction(Duration.ZERO, connection -> 0));
                 try {

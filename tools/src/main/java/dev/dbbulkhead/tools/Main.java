@@ -11,7 +11,10 @@ import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
 /** Entry point of the db-bulkhead command-line tools. */
-@Command(name = "db-bulkhead", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
+@Command(
+        name = "db-bulkhead",
+        mixinStandardHelpOptions = true,
+        versionProvider = Main.Version.class,
         description = "Tools for db-bulkhead, admission control in front of a JDBC pool.",
         subcommands = {DemoCommand.class, OverloadCommand.class, BudgetCommand.class, FleetCommand.class})
 public final class Main implements Runnable {
@@ -28,14 +31,16 @@ public final class Main implements Runnable {
      * schema is dropped), the process halts {@link #SHUTDOWN_GRACE_MILLIS} later with status 143, as after SIGTERM.
      */
     private static void haltIfShutdownHangs() {
-        Runtime.getRuntime().addShutdownHook(Thread.ofPlatform().unstarted(() -> Thread.ofPlatform().daemon().start(() -> {
-            try {
-                Thread.sleep(SHUTDOWN_GRACE_MILLIS);
-            } catch (InterruptedException e) {
-                return;
-            }
-            Runtime.getRuntime().halt(143);
-        })));
+        Runtime.getRuntime()
+                .addShutdownHook(Thread.ofPlatform()
+                        .unstarted(() -> Thread.ofPlatform().daemon().start(() -> {
+                            try {
+                                Thread.sleep(SHUTDOWN_GRACE_MILLIS);
+                            } catch (InterruptedException e) {
+                                return;
+                            }
+                            Runtime.getRuntime().halt(143);
+                        })));
     }
 
     /**
@@ -62,7 +67,8 @@ public final class Main implements Runnable {
 
     /** For a mistyped option or command, the close ones picocli knows: "; did you mean --duration?". */
     private static String suggestion(CommandLine.ParameterException e) {
-        if (e instanceof CommandLine.UnmatchedArgumentException unmatched && !unmatched.getSuggestions().isEmpty()) {
+        if (e instanceof CommandLine.UnmatchedArgumentException unmatched
+                && !unmatched.getSuggestions().isEmpty()) {
             return "; did you mean " + String.join(" or ", unmatched.getSuggestions()) + "?";
         }
         return "";

@@ -18,8 +18,18 @@ class AdaptiveLimitSoakTest {
     void theLimitDoesNotDriftDuringALongOverload() {
         long seconds = Long.getLong("capacity.soak.seconds", 0);
         assumeTrue(seconds > 0, "the soak runs with -Psoak");
-        Cli.Result r = Cli.run("overload", "--scenarios", "s2-locks", "--loads", "2", "--duration",
-                Long.toString(seconds), "--repetitions", "1", "--capacity-configs", "db-bulkhead-adaptive");
+        Cli.Result r = Cli.run(
+                "overload",
+                "--scenarios",
+                "s2-locks",
+                "--loads",
+                "2",
+                "--duration",
+                Long.toString(seconds),
+                "--repetitions",
+                "1",
+                "--capacity-configs",
+                "db-bulkhead-adaptive");
         assertThat(r.exit()).as(r.err()).isZero();
         var drift = DRIFT.matcher(r.out());
         assertThat(drift.find()).as(r.out()).isTrue();

@@ -2,9 +2,9 @@ package dev.dbbulkhead.tools;
 
 import java.io.IOException;
 import java.io.PrintWriter;
+import java.io.StringWriter;
 import java.net.InetSocketAddress;
 import java.net.Socket;
-import java.io.StringWriter;
 
 /** Runs the command line in-process, as a user would type it, and keeps what it printed. */
 public final class Cli {

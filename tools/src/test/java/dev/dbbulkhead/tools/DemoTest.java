@@ -38,8 +38,8 @@ class DemoTest {
         String classpath = System.getProperty("java.class.path");
         var compiler = ToolProvider.getSystemJavaCompiler();
         var errors = new ByteArrayOutputStream();
-        int rc = compiler.run(null, null, errors, "--release", "21", "-cp", classpath, "-d", dir.toString(),
-                source.toString());
+        int rc = compiler.run(
+                null, null, errors, "--release", "21", "-cp", classpath, "-d", dir.toString(), source.toString());
         assertThat(rc).as("javac: %s", errors.toString(StandardCharsets.UTF_8)).isZero();
 
         TestDatabase db = TestDatabase.get();

@@ -14,29 +14,60 @@ import org.junit.jupiter.api.io.TempDir;
 class OverloadCommandTest {
     @Test
     void aTinyRunComparesEveryConfigurationInBothScenariosAndWritesAReport(@TempDir Path dir) throws Exception {
-        Cli.Result r = Cli.run("overload", "--pool", "2", "--concurrent", "2", "--extra", "2", "--wait", "20",
-                "--connection-timeout", "250", "--sql", "SELECT pg_sleep(0.01)", "--operations", "60",
-                "--rate", "400", "--duration", "0.25", "--repetitions", "1", "--report", dir.toString());
+        Cli.Result r = Cli.run(
+                "overload",
+                "--pool",
+                "2",
+                "--concurrent",
+                "2",
+                "--extra",
+                "2",
+                "--wait",
+                "20",
+                "--connection-timeout",
+                "250",
+                "--sql",
+                "SELECT pg_sleep(0.01)",
+                "--operations",
+                "60",
+                "--rate",
+                "400",
+                "--duration",
+                "0.25",
+                "--repetitions",
+                "1",
+                "--report",
+                dir.toString());
         assertThat(r.exit()).as(r.err()).isZero();
-        List<String> rows = Arrays.stream(r.out().split("\n")).filter(l -> l.startsWith("| burst") || l.startsWith(
-                "| open-loop")).toList();
+        List<String> rows = Arrays.stream(r.out().split("\n"))
+                .filter(l -> l.startsWith("| burst") || l.startsWith("| open-loop"))
+                .toList();
         assertThat(rows).hasSize(10);
         for (String row : rows) {
             String[] cells = row.split("\\|");
             long succeeded = Long.parseLong(cells[3].trim());
-            long[] rejected = Arrays.stream(cells[4].split("/")).mapToLong(s -> Long.parseLong(s.trim())).toArray();
-            long[] failed = Arrays.stream(cells[5].split("/")).mapToLong(s -> Long.parseLong(s.trim())).toArray();
-            long total = succeeded + Arrays.stream(rejected).sum() + failed[0] + failed[1]; // full / predicted / timeout
+            long[] rejected = Arrays.stream(cells[4].split("/"))
+                    .mapToLong(s -> Long.parseLong(s.trim()))
+                    .toArray();
+            long[] failed = Arrays.stream(cells[5].split("/"))
+                    .mapToLong(s -> Long.parseLong(s.trim()))
+                    .toArray();
+            long total =
+                    succeeded + Arrays.stream(rejected).sum() + failed[0] + failed[1]; // full / predicted / timeout
             assertThat(total).as(row).isEqualTo(row.startsWith("| burst") ? 60 : 100);
             assertThat(succeeded).as(row).isPositive();
             assertThat(failed[1]).as("no unexpected failures: %s", row).isZero();
         }
         // Pool-only never rejects; the barriers never let a caller reach the pool's timeout.
         assertThat(rows).filteredOn(l -> l.contains("| pool-only |")).allMatch(l -> l.contains("| 0 / 0 / 0 |"));
-        assertThat(rows).filteredOn(l -> l.contains("| db-bulkhead |"))
+        assertThat(rows)
+                .filteredOn(l -> l.contains("| db-bulkhead |"))
                 .allMatch(l -> l.split("\\|")[5].trim().equals("0 / 0"));
-        assertThat(Files.readString(dir.resolve("overload.md"))).contains("# Overload comparison", "| burst | db-bulkhead |");
-        var svg = DocumentBuilderFactory.newInstance().newDocumentBuilder().parse(dir.resolve("overload.svg").toFile());
+        assertThat(Files.readString(dir.resolve("overload.md")))
+                .contains("# Overload comparison", "| burst | db-bulkhead |");
+        var svg = DocumentBuilderFactory.newInstance()
+                .newDocumentBuilder()
+                .parse(dir.resolve("overload.svg").toFile());
         assertThat(svg.getDocumentElement().getTagName()).isEqualTo("svg");
         assertThat(svg.getElementsByTagName("rect").getLength()).isGreaterThan(16);
     }
@@ -45,22 +76,55 @@ class OverloadCommandTest {
     @org.junit.jupiter.params.ParameterizedTest
     @org.junit.jupiter.params.provider.ValueSource(strings = {"COMMIT", "select 1; commit", "SET search_path TO x"})
     void sqlThatCannotRunThroughABarrierIsRefusedBeforeTheRun(String sql) {
-        Cli.Result r = Cli.run("overload", "--pool", "2", "--concurrent", "2", "--sql", sql, "--operations", "20",
-                "--rate", "50", "--duration", "0.2", "--repetitions", "1");
+        Cli.Result r = Cli.run(
+                "overload",
+                "--pool",
+                "2",
+                "--concurrent",
+                "2",
+                "--sql",
+                sql,
+                "--operations",
+                "20",
+                "--rate",
+                "50",
+                "--duration",
+                "0.2",
+                "--repetitions",
+                "1");
         assertThat(r.exit()).as(r.err()).isEqualTo(2);
-        assertThat(r.err().strip().lines().toList()).as(r.err()).hasSize(1).first().asString()
-                .startsWith("error: --sql cannot run inside a db-bulkhead transaction").contains("25000", "as SQL");
+        assertThat(r.err().strip().lines().toList())
+                .as(r.err())
+                .hasSize(1)
+                .first()
+                .asString()
+                .startsWith("error: --sql cannot run inside a db-bulkhead transaction")
+                .contains("25000", "as SQL");
         assertThat(r.out()).doesNotContain("database:");
     }
 
     @Test
     void badSettingsAreNamedWithTheirValues() {
-        Cli.Result r = Cli.run("overload", "--pool", "0", "--connection-timeout", "100", "--extra", "-1", "--configs",
-                "pool-only,hystrix", "--scenarios", "soak");
+        Cli.Result r = Cli.run(
+                "overload",
+                "--pool",
+                "0",
+                "--connection-timeout",
+                "100",
+                "--extra",
+                "-1",
+                "--configs",
+                "pool-only,hystrix",
+                "--scenarios",
+                "soak");
         assertThat(r.exit()).isEqualTo(2);
-        assertThat(r.err()).contains("--pool must be >= 1, was 0", "--connection-timeout must be >= 250 (HikariCP's "
-                + "minimum), was 100", "--extra must be >= 0, was -1", "unknown configuration 'hystrix'",
-                "--scenarios: unknown 'soak'");
+        assertThat(r.err())
+                .contains(
+                        "--pool must be >= 1, was 0",
+                        "--connection-timeout must be >= 250 (HikariCP's " + "minimum), was 100",
+                        "--extra must be >= 0, was -1",
+                        "unknown configuration 'hystrix'",
+                        "--scenarios: unknown 'soak'");
     }
 
     /**
@@ -71,42 +135,92 @@ class OverloadCommandTest {
      */
     @Test
     void aSmokeRunOfEachCapacityScenarioComparesTheLimitersAndWritesAReport(@TempDir Path dir) throws Exception {
-        Cli.Result r = Cli.run("overload", "--scenarios", "s1-cpu,s2-locks,s3-step,s4-mixed,s5-two-workloads,s6-burst",
-                "--loads", "2", "--duration", "1", "--repetitions", "1", "--sweep", "2", "--max-concurrent", "4",
-                "--locks", "2", "--hold", "5", "--cpu", "2", "--burst-size", "20", "--capacity-configs",
-                "static,db-bulkhead-adaptive,gradient2,vegas,recommended", "--report", dir.toString());
+        Cli.Result r = Cli.run(
+                "overload",
+                "--scenarios",
+                "s1-cpu,s2-locks,s3-step,s4-mixed,s5-two-workloads,s6-burst",
+                "--loads",
+                "2",
+                "--duration",
+                "1",
+                "--repetitions",
+                "1",
+                "--sweep",
+                "2",
+                "--max-concurrent",
+                "4",
+                "--locks",
+                "2",
+                "--hold",
+                "5",
+                "--cpu",
+                "2",
+                "--burst-size",
+                "20",
+                "--capacity-configs",
+                "static,db-bulkhead-adaptive,gradient2,vegas,recommended",
+                "--report",
+                dir.toString());
         assertThat(r.exit()).as(r.err()).isZero();
-        List<String> rows = Arrays.stream(r.out().split("\n")).filter(l -> l.matches("\\| s[12346]-.*")).toList();
+        List<String> rows = Arrays.stream(r.out().split("\n"))
+                .filter(l -> l.matches("\\| s[12346]-.*"))
+                .toList();
         // s1, s2, s4 and s6: static B=2, adaptive, gradient2, vegas, recommended; s3 has no static sweep.
         assertThat(rows).hasSize(5 + 5 + 4 + 5 + 5);
         for (String row : rows) {
             String[] cells = row.split("\\|");
             // goodput "median (min–max)"; mean limit in the 12th column
-            assertThat(Double.parseDouble(cells[4].trim().split(" ")[0])).as("goodput within SLO: %s", row)
+            assertThat(Double.parseDouble(cells[4].trim().split(" ")[0]))
+                    .as("goodput within SLO: %s", row)
                     .isPositive();
-            assertThat(Double.parseDouble(cells[12].trim())).as("mean limit: %s", row).isBetween(1.0, 4.0);
+            assertThat(Double.parseDouble(cells[12].trim()))
+                    .as("mean limit: %s", row)
+                    .isBetween(1.0, 4.0);
         }
-        assertThat(rows).filteredOn(row -> row.startsWith("| s6-burst | 20") && row.contains(" at once | recommended |"))
+        assertThat(rows)
+                .filteredOn(row -> row.startsWith("| s6-burst | 20") && row.contains(" at once | recommended |"))
                 .hasSize(1);
         assertThat(r.out()).contains("s2-locks at 2.0×: adaptive", "s4-mixed at 2.0×: adaptive");
         // s5: fixed and adaptive, each with the budget split evenly and towards the interactive workload, and
         // priorities (batch elastic beside interactive)
-        assertThat(Arrays.stream(r.out().split("\n")).filter(l -> l.matches("\\| (db-bulkhead|adaptive) \\d+ / \\d+ \\|.*")))
+        assertThat(Arrays.stream(r.out().split("\n"))
+                        .filter(l -> l.matches("\\| (db-bulkhead|adaptive) \\d+ / \\d+ \\|.*")))
                 .hasSize(4);
-        assertThat(Arrays.stream(r.out().split("\n")).filter(l -> l.matches("\\| priorities \\d+ / elastic \\d+ \\|.*")))
+        assertThat(Arrays.stream(r.out().split("\n"))
+                        .filter(l -> l.matches("\\| priorities \\d+ / elastic \\d+ \\|.*")))
                 .hasSize(1);
         assertThat(Files.readString(dir.resolve("capacity.md"))).contains("# Capacity scenarios", "| s3-step |");
-        var svg = DocumentBuilderFactory.newInstance().newDocumentBuilder().parse(dir.resolve("capacity.svg").toFile());
-        assertThat(svg.getElementsByTagName("polyline").getLength()).as("limit and K lines").isGreaterThanOrEqualTo(9);
+        var svg = DocumentBuilderFactory.newInstance()
+                .newDocumentBuilder()
+                .parse(dir.resolve("capacity.svg").toFile());
+        assertThat(svg.getElementsByTagName("polyline").getLength())
+                .as("limit and K lines")
+                .isGreaterThanOrEqualTo(9);
     }
 
     @Test
     void badCapacitySettingsAreNamedWithTheirValues() {
-        Cli.Result r = Cli.run("overload", "--scenarios", "s2-locks", "--capacity-configs", "hystrix", "--loads", "0",
-                "--sweep", "0,17", "--locks", "0", "--deadline", "0");
+        Cli.Result r = Cli.run(
+                "overload",
+                "--scenarios",
+                "s2-locks",
+                "--capacity-configs",
+                "hystrix",
+                "--loads",
+                "0",
+                "--sweep",
+                "0,17",
+                "--locks",
+                "0",
+                "--deadline",
+                "0");
         assertThat(r.exit()).isEqualTo(2);
-        assertThat(r.err()).contains("--capacity-configs: unknown 'hystrix'", "--loads must all be finite numbers > 0, was [0.0]",
-                "--sweep values must be between 1 and --max-concurrent 16, was [0, 17]", "--locks must be >= 1, was 0",
-                "--deadline must be >= 1, was 0");
+        assertThat(r.err())
+                .contains(
+                        "--capacity-configs: unknown 'hystrix'",
+                        "--loads must all be finite numbers > 0, was [0.0]",
+                        "--sweep values must be between 1 and --max-concurrent 16, was [0, 17]",
+                        "--locks must be >= 1, was 0",
+                        "--deadline must be >= 1, was 0");
     }
 }

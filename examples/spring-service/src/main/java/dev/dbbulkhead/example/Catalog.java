@@ -19,6 +19,8 @@ public class Catalog {
     @Transactional(readOnly = true)
     public List<String> products() {
         jdbc.sql("SELECT pg_sleep(0.02)").query().singleValue(); // the database's share of a typical request
-        return jdbc.sql("SELECT name FROM product ORDER BY name").query(String.class).list();
+        return jdbc.sql("SELECT name FROM product ORDER BY name")
+                .query(String.class)
+                .list();
     }
 }

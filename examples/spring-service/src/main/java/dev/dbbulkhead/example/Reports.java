@@ -19,6 +19,7 @@ public class Reports {
     public long run() {
         jdbc.sql("SELECT pg_sleep(0.2)").query().singleValue();
         return jdbc.sql("INSERT INTO report_run (products) SELECT count(*) FROM product RETURNING id")
-                .query(Long.class).single();
+                .query(Long.class)
+                .single();
     }
 }

@@ -48,8 +48,10 @@ public class SpringServiceApplication {
                     held.add(pool.getConnection());
                 }
             } catch (SQLException e) {
-                throw new IllegalStateException("cannot open the pool's " + pool.getMaximumPoolSize()
-                        + " connections at start-up: " + e.getMessage(), e);
+                throw new IllegalStateException(
+                        "cannot open the pool's " + pool.getMaximumPoolSize() + " connections at start-up: "
+                                + e.getMessage(),
+                        e);
             } finally {
                 for (Connection c : held) {
                     try {

@@ -34,7 +34,8 @@ class ColdStartBurstTest {
             var app = new SpringApplication(SpringServiceApplication.class);
             app.setDefaultProperties(Map.of("server.port", "0", "spring.sql.init.mode", "always"));
             try (var context = app.run()) {
-                int port = ((WebServerApplicationContext) context).getWebServer().getPort();
+                int port =
+                        ((WebServerApplicationContext) context).getWebServer().getPort();
                 burst(port).forEach((status, count) -> statuses.merge(status, count, Integer::sum));
             }
         }
@@ -45,8 +46,10 @@ class ColdStartBurstTest {
     }
 
     private static Map<Integer, Integer> burst(int port) throws Exception {
-        var http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-                .executor(Executors.newVirtualThreadPerTaskExecutor()).build();
+        var http = HttpClient.newBuilder()
+                .version(HttpClient.Version.HTTP_1_1)
+                .executor(Executors.newVirtualThreadPerTaskExecutor())
+                .build();
         var go = new CountDownLatch(1);
         var statuses = new TreeMap<Integer, Integer>();
         try (var callers = Executors.newVirtualThreadPerTaskExecutor()) {
@@ -54,8 +57,11 @@ class ColdStartBurstTest {
             for (int i = 0; i < BURST; i++) {
                 calls.add(callers.submit(() -> {
                     go.await();
-                    return http.send(HttpRequest.newBuilder(URI.create("http://localhost:" + port + "/products"))
-                            .timeout(Duration.ofSeconds(30)).build(), HttpResponse.BodyHandlers.discarding())
+                    return http.send(
+                                    HttpRequest.newBuilder(URI.create("http://localhost:" + port + "/products"))
+                                            .timeout(Duration.ofSeconds(30))
+                                            .build(),
+                                    HttpResponse.BodyHandlers.discarding())
                             .statusCode();
                 }));
             }

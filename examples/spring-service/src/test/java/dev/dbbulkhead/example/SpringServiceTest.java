@@ -8,6 +8,8 @@ import dev.dbbulkhead.Lease;
 import dev.dbbulkhead.Workload;
 import dev.dbbulkhead.spring.client.RetryBudget;
 import dev.dbbulkhead.spring.client.RetryBudgetInterceptor;
+import jakarta.servlet.Filter;
+import jakarta.servlet.http.HttpServletResponse;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -16,8 +18,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
-import jakarta.servlet.Filter;
-import jakarta.servlet.http.HttpServletResponse;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
@@ -31,9 +31,9 @@ import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.context.TestConfiguration;
+import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
-import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.http.HttpStatusCode;
 import org.springframework.web.client.RestClient;
 
@@ -59,7 +59,11 @@ class SpringServiceTest {
         }
 
         static Percentiles of(int status) {
-            return new Percentiles(TIMES.stream().filter(t -> t[0] == status).mapToLong(t -> t[1]).sorted().toArray());
+            return new Percentiles(TIMES.stream()
+                    .filter(t -> t[0] == status)
+                    .mapToLong(t -> t[1])
+                    .sorted()
+                    .toArray());
         }
     }
 
@@ -75,28 +79,33 @@ class SpringServiceTest {
     @Autowired
     DbBulkhead db;
 
-    private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-            .executor(Executors.newVirtualThreadPerTaskExecutor()).build();
+    private final HttpClient http = HttpClient.newBuilder()
+            .version(HttpClient.Version.HTTP_1_1)
+            .executor(Executors.newVirtualThreadPerTaskExecutor())
+            .build();
 
     @AfterEach
     void everyPermitIsBack() {
         for (Workload w : db.workloads()) {
-            org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5))
-                    .until(() -> w.available() == w.concurrent() && w.availableSlots() == w.concurrent() + w.extraSlots());
+            org.awaitility.Awaitility.await()
+                    .atMost(Duration.ofSeconds(5))
+                    .until(() ->
+                            w.available() == w.concurrent() && w.availableSlots() == w.concurrent() + w.extraSlots());
         }
     }
 
     private HttpResponse<String> send(String method, String path) throws Exception {
         var request = HttpRequest.newBuilder(URI.create("http://localhost:" + port + path))
-                .method(method, HttpRequest.BodyPublishers.noBody()).timeout(Duration.ofSeconds(20)).build();
+                .method(method, HttpRequest.BodyPublishers.noBody())
+                .timeout(Duration.ofSeconds(20))
+                .build();
         return http.send(request, HttpResponse.BodyHandlers.ofString());
     }
 
     private record Answer(int status, long micros, HttpResponse<String> response) {}
 
     @Test
-    void underABurstTheExcessGets503WithRetryAfterAndAProblemBodyBeforeAnyAdmittedRequestIsServed()
-            throws Exception {
+    void underABurstTheExcessGets503WithRetryAfterAndAProblemBodyBeforeAnyAdmittedRequestIsServed() throws Exception {
         burst(); // the first burst opens the client's 120 connections
         ServerTimes.TIMES.clear();
         List<Answer> answers = burst();
@@ -111,22 +120,33 @@ class SpringServiceTest {
         for (var a : rejected) {
             var r = a.response();
             assertThat(r.headers().firstValue("Retry-After")).hasValue("1");
-            assertThat(r.headers().firstValue("Content-Type")).hasValueSatisfying(
-                    type -> assertThat(type).startsWith("application/problem+json"));
-            assertThat(r.body()).contains("\"status\":503").contains("\"title\":\"Service Unavailable\"")
-                    .contains("\"workload\":\"interactive\"").containsPattern("\"reason\":\"(ADMISSION_FULL|QUEUE_TIMEOUT)\"");
+            assertThat(r.headers().firstValue("Content-Type"))
+                    .hasValueSatisfying(type -> assertThat(type).startsWith("application/problem+json"));
+            assertThat(r.body())
+                    .contains("\"status\":503")
+                    .contains("\"title\":\"Service Unavailable\"")
+                    .contains("\"workload\":\"interactive\"")
+                    .containsPattern("\"reason\":\"(ADMISSION_FULL|QUEUE_TIMEOUT)\"");
         }
         // Inside the service (the filter below): each admitted request spends 20 ms in PostgreSQL, a rejection none.
         var served = ServerTimes.of(200);
         var refused = ServerTimes.of(503);
-        System.out.printf("burst of 120: %d ok, %d rejected; in the service, 200: p50 %d us, p99 %d us; 503: p50 %d us,"
-                + " p99 %d us; at the client, 503: p50 %d us%n", ok.size(), rejected.size(), served.p(50),
-                served.p(99), refused.p(50), refused.p(99), median(rejected));
-        assertThat(refused.p(50)).as("median µs in the service of a 503 vs of a 200").isLessThan(served.p(50));
+        System.out.printf(
+                "burst of 120: %d ok, %d rejected; in the service, 200: p50 %d us, p99 %d us; 503: p50 %d us,"
+                        + " p99 %d us; at the client, 503: p50 %d us%n",
+                ok.size(), rejected.size(), served.p(50), served.p(99), refused.p(50), refused.p(99), median(rejected));
+        assertThat(refused.p(50))
+                .as("median µs in the service of a 503 vs of a 200")
+                .isLessThan(served.p(50));
     }
 
     private static long median(List<Answer> answers) {
-        return answers.stream().mapToLong(Answer::micros).sorted().skip(answers.size() / 2).findFirst().orElseThrow();
+        return answers.stream()
+                .mapToLong(Answer::micros)
+                .sorted()
+                .skip(answers.size() / 2)
+                .findFirst()
+                .orElseThrow();
     }
 
     private List<Answer> burst() throws InterruptedException {
@@ -166,11 +186,14 @@ class SpringServiceTest {
                     return null;
                 }));
             }
-            org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10))
+            org.awaitility.Awaitility.await()
+                    .atMost(Duration.ofSeconds(10))
                     .until(() -> db.workload("batch").executing() == 2 && batchRejected.get() > 0);
             for (int i = 0; i < 40; i++) {
                 var r = send("GET", "/products");
-                assertThat(r.statusCode()).as("interactive request %d while batch is saturated", i).isEqualTo(200);
+                assertThat(r.statusCode())
+                        .as("interactive request %d while batch is saturated", i)
+                        .isEqualTo(200);
             }
             stop.set(true);
             for (var f : load) {
@@ -193,18 +216,21 @@ class SpringServiceTest {
         double ratio = 0.1;
         int minPerSecond = 1;
         var budget = RetryBudget.of(ratio, minPerSecond);
-        RestClient client = RestClient.builder().baseUrl("http://localhost:" + port)
+        RestClient client = RestClient.builder()
+                .baseUrl("http://localhost:" + port)
                 .requestInterceptor(new RetryBudgetInterceptor(budget, 3))
                 .requestInterceptor((request, body, execution) -> { // inside the budget: counts what is sent
                     sent.incrementAndGet();
                     return execution.execute(request, body);
-                }).build();
+                })
+                .build();
         int requests = 100;
         var statuses = Collections.synchronizedList(new ArrayList<Integer>());
         long t0 = System.nanoTime();
         try (var clients = Executors.newVirtualThreadPerTaskExecutor()) {
             for (int i = 0; i < requests; i++) {
-                clients.submit(() -> statuses.add(client.get().uri("/products")
+                clients.submit(() -> statuses.add(client.get()
+                        .uri("/products")
                         .attribute(RetryBudgetInterceptor.DEADLINE_ATTRIBUTE, Deadline.in(Duration.ofSeconds(10)))
                         .exchange((req, res) -> res.getStatusCode().value())));
             }
@@ -213,7 +239,8 @@ class SpringServiceTest {
         System.out.printf("retry budget: %d requests, %d sent in %.1f s%n", requests, sent.get(), seconds);
         assertThat(statuses).hasSize(requests).containsOnly(503);
         assertThat(sent.get()).as("retries were made").isGreaterThan(requests);
-        assertThat((double) sent.get()).as("sent, against (1 + ratio) x requests + min x (seconds + 1)")
+        assertThat((double) sent.get())
+                .as("sent, against (1 + ratio) x requests + min x (seconds + 1)")
                 .isLessThanOrEqualTo((1 + ratio) * requests + minPerSecond * (Math.ceil(seconds) + 1));
     }
 
@@ -221,17 +248,22 @@ class SpringServiceTest {
     void theDeadlineStopsRetriesThatWouldAnswerTooLate() throws Exception {
         try (var held = HeldPermits.all(db.workload("interactive"))) {
             var sent = new AtomicInteger();
-            RestClient client = RestClient.builder().baseUrl("http://localhost:" + port)
+            RestClient client = RestClient.builder()
+                    .baseUrl("http://localhost:" + port)
                     .requestInterceptor(new RetryBudgetInterceptor(RetryBudget.of(1.0, 10), 3))
                     .requestInterceptor((request, body, execution) -> {
                         sent.incrementAndGet();
                         return execution.execute(request, body);
-                    }).build();
-            HttpStatusCode status = client.get().uri("/products")
+                    })
+                    .build();
+            HttpStatusCode status = client.get()
+                    .uri("/products")
                     .attribute(RetryBudgetInterceptor.DEADLINE_ATTRIBUTE, Deadline.in(Duration.ofMillis(500)))
                     .exchange((req, res) -> res.getStatusCode());
             assertThat(status.value()).isEqualTo(503);
-            assertThat(sent.get()).as("no retry: Retry-After (1 s) ends past the 500 ms deadline").isEqualTo(1);
+            assertThat(sent.get())
+                    .as("no retry: Retry-After (1 s) ends past the 500 ms deadline")
+                    .isEqualTo(1);
         }
     }
 
@@ -239,11 +271,17 @@ class SpringServiceTest {
     void theActuatorShowsTheWorkloadsTheMetersAndStaysUpWhileSaturated() throws Exception {
         var endpoint = send("GET", "/actuator/dbbulkhead");
         assertThat(endpoint.statusCode()).isEqualTo(200);
-        assertThat(endpoint.body()).contains("\"defaultWorkload\":\"interactive\"").contains("\"name\":\"batch\"")
-                .contains("\"concurrent\":4").contains("\"extraSlots\":8").contains("\"limit\":4")
+        assertThat(endpoint.body())
+                .contains("\"defaultWorkload\":\"interactive\"")
+                .contains("\"name\":\"batch\"")
+                .contains("\"concurrent\":4")
+                .contains("\"extraSlots\":8")
+                .contains("\"limit\":4")
                 .contains("\"adaptive\":false");
         for (String meter : List.of("db.bulkhead.permits.max", "db.bulkhead.executing", "hikaricp.connections.max")) {
-            assertThat(send("GET", "/actuator/metrics/" + meter).statusCode()).as(meter).isEqualTo(200);
+            assertThat(send("GET", "/actuator/metrics/" + meter).statusCode())
+                    .as(meter)
+                    .isEqualTo(200);
         }
         try (var held = HeldPermits.all(db.workload("interactive"))) {
             assertThat(send("GET", "/products").statusCode()).isEqualTo(503);

@@ -31,8 +31,18 @@ public class DbBulkheadEndpoint {
 
     private WorkloadView view(WorkloadSettings s) {
         Workload w = admission.bulkhead().workload(s.name());
-        return new WorkloadView(s.name(), w.concurrent(), w.extraSlots(), s.queueWait(), s.deadline(), w.limit(),
-                w.adaptive(), w.executing(), w.waiting(), w.available(), w.availableSlots());
+        return new WorkloadView(
+                s.name(),
+                w.concurrent(),
+                w.extraSlots(),
+                s.queueWait(),
+                s.deadline(),
+                w.limit(),
+                w.adaptive(),
+                w.executing(),
+                w.waiting(),
+                w.available(),
+                w.availableSlots());
     }
 
     /** The barrier: its name, its default workload, its workloads. */
@@ -42,6 +52,16 @@ public class DbBulkheadEndpoint {
      * One workload: its budget, waits, the limit in force ({@code concurrent} unless {@code adaptive}), and current
      * use. {@code deadline} is null when none is set.
      */
-    public record WorkloadView(String name, int concurrent, int extraSlots, Duration queueWait, @Nullable Duration deadline,
-            int limit, boolean adaptive, int executing, int waiting, int availablePermits, int availableSlots) {}
+    public record WorkloadView(
+            String name,
+            int concurrent,
+            int extraSlots,
+            Duration queueWait,
+            @Nullable Duration deadline,
+            int limit,
+            boolean adaptive,
+            int executing,
+            int waiting,
+            int availablePermits,
+            int availableSlots) {}
 }

@@ -34,8 +34,9 @@ import org.springframework.http.client.ClientHttpResponse;
 public final class RetryBudgetInterceptor implements ClientHttpRequestInterceptor {
     /** Request attribute holding the caller's {@link Deadline}: no retry wait ends past it. */
     public static final String DEADLINE_ATTRIBUTE = RetryBudgetInterceptor.class.getName() + ".deadline";
-    private static final Set<HttpMethod> IDEMPOTENT = Set.of(HttpMethod.GET, HttpMethod.HEAD, HttpMethod.OPTIONS,
-            HttpMethod.PUT, HttpMethod.DELETE);
+
+    private static final Set<HttpMethod> IDEMPOTENT =
+            Set.of(HttpMethod.GET, HttpMethod.HEAD, HttpMethod.OPTIONS, HttpMethod.PUT, HttpMethod.DELETE);
     private static final Duration DEFAULT_RETRY_AFTER = Duration.ofSeconds(1);
 
     private final RetryBudget budget;
@@ -70,7 +71,9 @@ public final class RetryBudgetInterceptor implements ClientHttpRequestIntercepto
         budget.onRequest();
         ClientHttpResponse response = execution.execute(request, body);
         boolean retryable = anyMethod || IDEMPOTENT.contains(request.getMethod());
-        for (int retry = 0; retryable && retry < maxRetries && response.getStatusCode().value() == 503; retry++) {
+        for (int retry = 0;
+                retryable && retry < maxRetries && response.getStatusCode().value() == 503;
+                retry++) {
             long waitNanos = withJitter(retryAfter(response.getHeaders().getFirst("Retry-After")));
             if (request.getAttributes().get(DEADLINE_ATTRIBUTE) instanceof Deadline deadline
                     && deadline.remainingNanos(System.nanoTime()) <= waitNanos) {

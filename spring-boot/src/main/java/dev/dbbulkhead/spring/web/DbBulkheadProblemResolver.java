@@ -96,7 +96,9 @@ public class DbBulkheadProblemResolver implements HandlerExceptionResolver, Orde
      *     (Netflix's {@code partitionRejectDelay}); held on the request's thread, so meant for virtual threads
      */
     public DbBulkheadProblemResolver(Duration retryAfter, Status status, Duration refusalDelay) {
-        if (retryAfter == null || retryAfter.isNegative() || retryAfter.isZero()
+        if (retryAfter == null
+                || retryAfter.isNegative()
+                || retryAfter.isZero()
                 || retryAfter.compareTo(Duration.ofDays(1)) > 0) {
             throw new IllegalArgumentException("retryAfter must be > 0 and at most a day, was " + retryAfter);
         }
@@ -104,15 +106,15 @@ public class DbBulkheadProblemResolver implements HandlerExceptionResolver, Orde
         this.retryAfterSeconds = Math.max(1, millis / 1000 + (millis % 1000 == 0 ? 0 : 1));
         this.status = status;
         if (refusalDelay == null || refusalDelay.isNegative() || refusalDelay.compareTo(retryAfter) > 0) {
-            throw new IllegalArgumentException("refusalDelay must be >= 0 and at most retryAfter " + retryAfter
-                    + ", was " + refusalDelay);
+            throw new IllegalArgumentException(
+                    "refusalDelay must be >= 0 and at most retryAfter " + retryAfter + ", was " + refusalDelay);
         }
         this.refusalDelayNanos = refusalDelay.toNanos();
     }
 
     @Override
-    public @Nullable ModelAndView resolveException(HttpServletRequest request, HttpServletResponse response, @Nullable Object handler,
-            Exception ex) {
+    public @Nullable ModelAndView resolveException(
+            HttpServletRequest request, HttpServletResponse response, @Nullable Object handler, Exception ex) {
         BulkheadRejectedException rejected = rejection(ex);
         boolean poolTimeout = rejected == null && poolTimeout(ex);
         if ((rejected == null && !poolTimeout) || response.isCommitted()) {
@@ -125,8 +127,15 @@ public class DbBulkheadProblemResolver implements HandlerExceptionResolver, Orde
             response.setHeader("Retry-After", Long.toString(retryAfterSeconds));
             response.setContentType("application/problem+json");
             response.setCharacterEncoding(StandardCharsets.UTF_8.name());
-            response.getWriter().write(rejected != null ? problem(rejected, request.getRequestURI())
-                    : problem("no connection was free in time", "POOL_TIMEOUT", null, request.getRequestURI()));
+            response.getWriter()
+                    .write(
+                            rejected != null
+                                    ? problem(rejected, request.getRequestURI())
+                                    : problem(
+                                            "no connection was free in time",
+                                            "POOL_TIMEOUT",
+                                            null,
+                                            request.getRequestURI()));
             response.flushBuffer();
         } catch (IOException e) {
             return null; // the client is gone: let the default handling log it

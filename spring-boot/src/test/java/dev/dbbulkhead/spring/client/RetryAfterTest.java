@@ -16,11 +16,12 @@ class RetryAfterTest {
         assertThat(RetryBudgetInterceptor.retryAfter(" 0 ")).isEqualTo(Duration.ZERO);
         assertThat(RetryBudgetInterceptor.retryAfter(null)).isEqualTo(Duration.ofSeconds(1));
         assertThat(RetryBudgetInterceptor.retryAfter("soon")).isEqualTo(Duration.ofSeconds(1));
-        String inTenSeconds = DateTimeFormatter.RFC_1123_DATE_TIME
-                .format(ZonedDateTime.now(ZoneOffset.UTC).plusSeconds(10));
-        assertThat(RetryBudgetInterceptor.retryAfter(inTenSeconds)).isBetween(Duration.ofSeconds(8),
-                Duration.ofSeconds(10));
-        String past = DateTimeFormatter.RFC_1123_DATE_TIME.format(ZonedDateTime.now(ZoneOffset.UTC).minusHours(1));
+        String inTenSeconds = DateTimeFormatter.RFC_1123_DATE_TIME.format(
+                ZonedDateTime.now(ZoneOffset.UTC).plusSeconds(10));
+        assertThat(RetryBudgetInterceptor.retryAfter(inTenSeconds))
+                .isBetween(Duration.ofSeconds(8), Duration.ofSeconds(10));
+        String past = DateTimeFormatter.RFC_1123_DATE_TIME.format(
+                ZonedDateTime.now(ZoneOffset.UTC).minusHours(1));
         assertThat(RetryBudgetInterceptor.retryAfter(past)).isEqualTo(Duration.ZERO);
     }
 }

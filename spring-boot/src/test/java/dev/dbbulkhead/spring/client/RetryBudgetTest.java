@@ -54,10 +54,12 @@ class RetryBudgetTest {
 
     @Test
     void badSettingsAreRefusedNamingTheField() {
-        assertThatThrownBy(() -> RetryBudget.of(-0.1, 1)).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> RetryBudget.of(-0.1, 1))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessage("ratio must be between 0 and 10, was -0.1");
         assertThatThrownBy(() -> RetryBudget.of(Double.NaN, 1)).hasMessageContaining("ratio");
-        assertThatThrownBy(() -> RetryBudget.of(0.1, -1)).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> RetryBudget.of(0.1, -1))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessage("minRetriesPerSecond must be >= 0, was -1");
         assertThatThrownBy(() -> new RetryBudgetInterceptor(RetryBudget.of(0.1, 1), -1))
                 .hasMessage("maxRetries must be >= 0, was -1");
@@ -88,7 +90,9 @@ class RetryBudgetTest {
                 for (var g : granted) {
                     total += g.get(10, TimeUnit.SECONDS);
                 }
-                assertThat(total).as("retries granted for 4,000 requests at 0.25").isBetween(999, 1_000);
+                assertThat(total)
+                        .as("retries granted for 4,000 requests at 0.25")
+                        .isBetween(999, 1_000);
             }
         }
     }

@@ -52,7 +52,8 @@ final class KeepAlive {
             }
         }
         if (chunked) {
-            for (int size = Integer.parseInt(in.readLine().strip(), 16); size > 0;
+            for (int size = Integer.parseInt(in.readLine().strip(), 16);
+                    size > 0;
                     size = Integer.parseInt(in.readLine().strip(), 16)) {
                 in.skip(size);
                 in.readLine();

@@ -29,15 +29,17 @@ class ProblemResolverCausesTest {
         var gate = DbBulkhead.builder(new NoopDataSource()).workload("w", 1, 0).build();
         try (Lease held = gate.acquire(Duration.ofSeconds(1))) {
             var rejection = new AtomicReference<BulkheadRejectedException>();
-            Thread.ofVirtual().start(() -> {
-                try (Lease none = gate.acquire(Duration.ZERO)) {
-                    throw new AssertionError("admitted past a full barrier");
-                } catch (BulkheadRejectedException expected) {
-                    rejection.set(expected);
-                } catch (InterruptedException e) {
-                    throw new AssertionError(e);
-                }
-            }).join();
+            Thread.ofVirtual()
+                    .start(() -> {
+                        try (Lease none = gate.acquire(Duration.ZERO)) {
+                            throw new AssertionError("admitted past a full barrier");
+                        } catch (BulkheadRejectedException expected) {
+                            rejection.set(expected);
+                        } catch (InterruptedException e) {
+                            throw new AssertionError(e);
+                        }
+                    })
+                    .join();
             return rejection.get();
         }
     }
@@ -49,7 +51,9 @@ class ProblemResolverCausesTest {
         var b = new RuntimeException("b");
         a.initCause(b);
         b.initCause(a); // a -> b -> a: a loop that walking getCause() alone never leaves
-        assertThat(resolve(a).getStatus()).as("neither a rejection nor a pool timeout").isEqualTo(200);
+        assertThat(resolve(a).getStatus())
+                .as("neither a rejection nor a pool timeout")
+                .isEqualTo(200);
     }
 
     @Test
@@ -77,8 +81,8 @@ class ProblemResolverCausesTest {
     @Test
     @Timeout(10)
     void aRefusalIsHeldForItsDelayAndAnInterruptAnswersAtOnce() throws Exception {
-        var held = new DbBulkheadProblemResolver(Duration.ofSeconds(1), DbBulkheadProblemResolver.Status.TOO_MANY_REQUESTS,
-                Duration.ofMillis(200));
+        var held = new DbBulkheadProblemResolver(
+                Duration.ofSeconds(1), DbBulkheadProblemResolver.Status.TOO_MANY_REQUESTS, Duration.ofMillis(200));
         var rejection = aRejection();
         long start = System.nanoTime();
         var response = new MockHttpServletResponse();
@@ -90,8 +94,10 @@ class ProblemResolverCausesTest {
         held.resolveException(new MockHttpServletRequest("GET", "/orders"), interrupted, null, rejection);
         assertThat(Thread.interrupted()).as("the interrupt is kept").isTrue();
         assertThat(interrupted.getStatus()).isEqualTo(429);
-        org.assertj.core.api.Assertions.assertThatThrownBy(() -> new DbBulkheadProblemResolver(Duration.ofSeconds(1),
-                DbBulkheadProblemResolver.Status.SERVICE_UNAVAILABLE, Duration.ofSeconds(2)))
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> new DbBulkheadProblemResolver(
+                        Duration.ofSeconds(1),
+                        DbBulkheadProblemResolver.Status.SERVICE_UNAVAILABLE,
+                        Duration.ofSeconds(2)))
                 .hasMessageContaining("refusalDelay must be >= 0 and at most retryAfter");
     }
 }

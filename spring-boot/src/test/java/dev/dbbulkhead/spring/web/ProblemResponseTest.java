@@ -33,12 +33,19 @@ import org.springframework.web.bind.annotation.RestController;
  * A rejection thrown out of a controller, over a real HTTP port: 503 with Retry-After and a problem body; the
  * application's own handler wins where it has one; Spring Boot's problem details keep working.
  */
-@SpringBootTest(classes = ProblemResponseTest.App.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-        properties = {"db-bulkhead.workloads.w.concurrent=1", "db-bulkhead.workloads.w.extra-slots=1",
+@SpringBootTest(
+        classes = ProblemResponseTest.App.class,
+        webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+        properties = {
+            "db-bulkhead.workloads.w.concurrent=1",
+            "db-bulkhead.workloads.w.extra-slots=1",
             "db-bulkhead.workloads.w.queue-wait=0ms",
-            "db-bulkhead.web.retry-after=1500ms", "spring.mvc.problemdetails.enabled=true",
-            "spring.datasource.hikari.maximum-pool-size=2", "spring.datasource.hikari.connection-timeout=250",
-            "spring.jpa.open-in-view=false"})
+            "db-bulkhead.web.retry-after=1500ms",
+            "spring.mvc.problemdetails.enabled=true",
+            "spring.datasource.hikari.maximum-pool-size=2",
+            "spring.datasource.hikari.connection-timeout=250",
+            "spring.jpa.open-in-view=false"
+        })
 class ProblemResponseTest {
     @DynamicPropertySource
     static void database(DynamicPropertyRegistry registry) {
@@ -126,7 +133,9 @@ class ProblemResponseTest {
     private final HttpClient http = HttpClient.newHttpClient();
 
     private HttpResponse<String> get(String path) throws Exception {
-        return http.send(HttpRequest.newBuilder(URI.create("http://localhost:" + port + path)).build(),
+        return http.send(
+                HttpRequest.newBuilder(URI.create("http://localhost:" + port + path))
+                        .build(),
                 HttpResponse.BodyHandlers.ofString());
     }
 
@@ -149,13 +158,18 @@ class ProblemResponseTest {
 
             var busy = get("/busy");
             assertThat(busy.statusCode()).isEqualTo(503);
-            assertThat(busy.headers().firstValue("Retry-After")).as("1.5 s rounded up").hasValue("2");
+            assertThat(busy.headers().firstValue("Retry-After"))
+                    .as("1.5 s rounded up")
+                    .hasValue("2");
             assertThat(busy.headers().firstValue("Content-Type").orElseThrow()).startsWith("application/problem+json");
-            assertThat(busy.body()).isEqualTo("{\"type\":\"about:blank\",\"title\":\"Service Unavailable\","
-                    + "\"status\":503,\"detail\":\"The database is at capacity: no capacity freed up within the queue "
-                    + "wait. Retry after 2 s.\",\"instance\":\"/busy\",\"reason\":\"QUEUE_TIMEOUT\",\"workload\":\"w\"}");
+            assertThat(busy.body())
+                    .isEqualTo(
+                            "{\"type\":\"about:blank\",\"title\":\"Service Unavailable\","
+                                    + "\"status\":503,\"detail\":\"The database is at capacity: no capacity freed up within the queue "
+                                    + "wait. Retry after 2 s.\",\"instance\":\"/busy\",\"reason\":\"QUEUE_TIMEOUT\",\"workload\":\"w\"}");
 
-            assertThat(KeepAlive.statuses(port, "/busy", 3)).as("Tomcat closes the connection after a 503")
+            assertThat(KeepAlive.statuses(port, "/busy", 3))
+                    .as("Tomcat closes the connection after a 503")
                     .containsExactly(503);
 
             var polite = get("/polite");
@@ -165,10 +179,14 @@ class ProblemResponseTest {
             release.countDown();
             holder.close();
         }
-        var notAllowed = http.send(HttpRequest.newBuilder(URI.create("http://localhost:" + port + "/busy"))
-                .DELETE().build(), HttpResponse.BodyHandlers.ofString());
+        var notAllowed = http.send(
+                HttpRequest.newBuilder(URI.create("http://localhost:" + port + "/busy"))
+                        .DELETE()
+                        .build(),
+                HttpResponse.BodyHandlers.ofString());
         assertThat(notAllowed.statusCode()).as("Spring's own problem details").isEqualTo(405);
-        assertThat(notAllowed.headers().firstValue("Content-Type").orElseThrow()).startsWith("application/problem+json");
+        assertThat(notAllowed.headers().firstValue("Content-Type").orElseThrow())
+                .startsWith("application/problem+json");
         assertThat(notAllowed.body()).contains("\"status\":405");
     }
 
@@ -181,16 +199,21 @@ class ProblemResponseTest {
     @Timeout(value = 60, unit = TimeUnit.SECONDS)
     void aPoolTimeoutInsideAdmittedWorkIsA503CountedForItsWorkload() throws Exception {
         assertThat(get("/pooled").body()).isEqualTo("1");
-        try (var first = dataSource.getConnection(); var second = dataSource.getConnection()) {
+        try (var first = dataSource.getConnection();
+                var second = dataSource.getConnection()) {
             var response = get("/pooled");
             assertThat(response.statusCode()).isEqualTo(503);
             assertThat(response.headers().firstValue("Retry-After")).hasValue("2");
-            assertThat(response.body()).isEqualTo("{\"type\":\"about:blank\",\"title\":\"Service Unavailable\","
-                    + "\"status\":503,\"detail\":\"The database is at capacity: no connection was free in time. "
-                    + "Retry after 2 s.\",\"instance\":\"/pooled\",\"reason\":\"POOL_TIMEOUT\"}");
+            assertThat(response.body())
+                    .isEqualTo("{\"type\":\"about:blank\",\"title\":\"Service Unavailable\","
+                            + "\"status\":503,\"detail\":\"The database is at capacity: no connection was free in time. "
+                            + "Retry after 2 s.\",\"instance\":\"/pooled\",\"reason\":\"POOL_TIMEOUT\"}");
         }
-        assertThat(meters.get(dev.dbbulkhead.micrometer.BulkheadMeterNames.POOL_TIMEOUTS).tag("workload", "w")
-                .counter().count()).isEqualTo(1);
+        assertThat(meters.get(dev.dbbulkhead.micrometer.BulkheadMeterNames.POOL_TIMEOUTS)
+                        .tag("workload", "w")
+                        .counter()
+                        .count())
+                .isEqualTo(1);
         assertThat(get("/pooled").body()).as("and it serves again").isEqualTo("1");
         assertThat(db.workload("w").available()).isEqualTo(1);
     }

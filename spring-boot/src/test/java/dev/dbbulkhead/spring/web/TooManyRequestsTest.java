@@ -20,10 +20,16 @@ import org.springframework.test.context.DynamicPropertySource;
  * next request, where Tomcat closes it after a 503 (so each refused client of a flood comes back through a new TCP
  * connection). Over a real HTTP port, with raw keep-alive requests.
  */
-@SpringBootTest(classes = ProblemResponseTest.App.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-        properties = {"db-bulkhead.workloads.w.concurrent=1", "db-bulkhead.workloads.w.queue-wait=0ms",
-            "db-bulkhead.web.status=429", "spring.datasource.hikari.maximum-pool-size=2",
-            "spring.jpa.open-in-view=false"})
+@SpringBootTest(
+        classes = ProblemResponseTest.App.class,
+        webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+        properties = {
+            "db-bulkhead.workloads.w.concurrent=1",
+            "db-bulkhead.workloads.w.queue-wait=0ms",
+            "db-bulkhead.web.status=429",
+            "spring.datasource.hikari.maximum-pool-size=2",
+            "spring.jpa.open-in-view=false"
+        })
 class TooManyRequestsTest {
     @DynamicPropertySource
     static void database(DynamicPropertyRegistry registry) {
@@ -50,7 +56,8 @@ class TooManyRequestsTest {
                 return null;
             });
             assertThat(held.await(10, TimeUnit.SECONDS)).isTrue();
-            assertThat(KeepAlive.statuses(port, "/busy", 3)).as("three refusals on one connection")
+            assertThat(KeepAlive.statuses(port, "/busy", 3))
+                    .as("three refusals on one connection")
                     .containsExactly(429, 429, 429);
             release.countDown();
         }

@@ -26,72 +26,102 @@ import picocli.CommandLine.Spec;
  * Checks a fleet's connection budget: {@code peak instances × pool size + other clients ≤ max_connections −
  * reserved}. Exit 0 when it fits, 1 when it does not, 2 on bad input.
  */
-@Command(name = "budget",
+@Command(
+        name = "budget",
         header = "Check that a fleet fits the database's connection budget; exit 1 when it does not.",
-        mixinStandardHelpOptions = true, sortOptions = false,
-        description = {"Check that a fleet fits the database's connection budget:",
+        mixinStandardHelpOptions = true,
+        sortOptions = false,
+        description = {
+            "Check that a fleet fits the database's connection budget:",
             "  (instances + surge) × pool + other clients <= max_connections - reserved",
             "Behind PgBouncer (--pgbouncer, or --max-client-conn and --max-db-connections), two tiers:",
             "  (instances + surge) × pool <= poolers × max_client_conn",
             "  poolers × (max_db_connections + reserve_pool) + other clients <= max_connections - reserved",
-            "Exit status: 0 fits, 1 over budget, 2 bad input or unreachable database or PgBouncer."})
+            "Exit status: 0 fits, 1 over budget, 2 bad input or unreachable database or PgBouncer."
+        })
 public final class BudgetCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--instances", required = true, paramLabel = "N",
+    @Option(
+            names = "--instances",
+            required = true,
+            paramLabel = "N",
             description = "Instances at the autoscaling maximum.")
     int instances;
 
-    @Option(names = "--surge", paramLabel = "N", defaultValue = "0",
+    @Option(
+            names = "--surge",
+            paramLabel = "N",
+            defaultValue = "0",
             description = "Extra instances up at once during a rolling deploy (default: ${DEFAULT-VALUE}).")
     int surge;
 
     @Option(names = "--pool", required = true, paramLabel = "P", description = "Pool size per instance.")
     int pool;
 
-    @Option(names = "--other", paramLabel = "NAME=N",
+    @Option(
+            names = "--other",
+            paramLabel = "NAME=N",
             description = "Other clients' connections (batch, operations, migrations...); repeatable, each name once.")
     List<String> otherOptions = new ArrayList<>();
 
     @Option(names = "--max-connections", paramLabel = "N", description = "The server's max_connections.")
     Integer maxConnections;
 
-    @Option(names = "--reserved", paramLabel = "N",
+    @Option(
+            names = "--reserved",
+            paramLabel = "N",
             description = "Connections reserved for superusers and tooling (superuser_reserved_connections).")
     Integer reserved;
 
-    @Option(names = "--db-url", paramLabel = "JDBC_URL",
+    @Option(
+            names = "--db-url",
+            paramLabel = "JDBC_URL",
             description = "Read max_connections, superuser_reserved_connections and current use from this "
                     + "PostgreSQL (user and password from DB_USER/DB_PASSWORD).")
     String dbUrl;
 
-    @Option(names = "--application-name", paramLabel = "NAME",
+    @Option(
+            names = "--application-name",
+            paramLabel = "NAME",
             description = "With --db-url: this service's application_name, left out of the other clients "
                     + "measured on the server when no --other is given.")
     String applicationName;
 
-    @Option(names = "--pgbouncer", paramLabel = "HOST:PORT",
+    @Option(
+            names = "--pgbouncer",
+            paramLabel = "HOST:PORT",
             description = "Read max_client_conn, max_db_connections and reserve_pool from this PgBouncer's admin "
                     + "console (user --pgbouncer-user, password from PGBOUNCER_PASSWORD).")
     String pgbouncer;
 
-    @Option(names = "--pgbouncer-user", paramLabel = "USER", defaultValue = "pgbouncer",
+    @Option(
+            names = "--pgbouncer-user",
+            paramLabel = "USER",
+            defaultValue = "pgbouncer",
             description = "An admin_users or stats_users user of the console (default: ${DEFAULT-VALUE}).")
     String pgbouncerUser;
 
-    @Option(names = "--pgbouncer-database", paramLabel = "NAME",
+    @Option(
+            names = "--pgbouncer-database",
+            paramLabel = "NAME",
             description = "The application's database in PgBouncer (default: the only one it serves).")
     String pgbouncerDatabase;
 
-    @Option(names = "--poolers", paramLabel = "N", defaultValue = "1",
+    @Option(
+            names = "--poolers",
+            paramLabel = "N",
+            defaultValue = "1",
             description = "PgBouncer instances the fleet connects through (default: ${DEFAULT-VALUE}).")
     int poolerCount;
 
     @Option(names = "--max-client-conn", paramLabel = "N", description = "Each PgBouncer's max_client_conn.")
     Integer maxClientConn;
 
-    @Option(names = "--max-db-connections", paramLabel = "N",
+    @Option(
+            names = "--max-db-connections",
+            paramLabel = "N",
             description = "Each PgBouncer's max_db_connections for the application's database.")
     Integer maxDbConnections;
 
@@ -110,16 +140,19 @@ public final class BudgetCommand implements Callable<Integer> {
                 n = equals < 0 ? null : Integer.valueOf(count);
             } catch (NumberFormatException notANumber) {
                 if (count.matches("-?[0-9]+")) {
-                    throw new ParameterException(spec.commandLine(), "--other needs a NAME=N with N at most "
-                            + Integer.MAX_VALUE + ", was '" + option + "'");
+                    throw new ParameterException(
+                            spec.commandLine(),
+                            "--other needs a NAME=N with N at most " + Integer.MAX_VALUE + ", was '" + option + "'");
                 }
             }
             if (name.isEmpty() || n == null) {
                 throw new ParameterException(spec.commandLine(), "--other needs a NAME=N, was '" + option + "'");
             }
             if (others.putIfAbsent(name, n) != null) {
-                throw new ParameterException(spec.commandLine(), "--other names '" + name + "' twice (" + others.get(name)
-                        + " and " + n + "); give each client once, with its whole count");
+                throw new ParameterException(
+                        spec.commandLine(),
+                        "--other names '" + name + "' twice (" + others.get(name) + " and " + n
+                                + "); give each client once, with its whole count");
             }
         }
         return others;
@@ -135,12 +168,14 @@ public final class BudgetCommand implements Callable<Integer> {
             Map<String, Integer> others = others();
             Map<String, Integer> otherClients = new LinkedHashMap<>(others);
             if (dbUrl != null) {
-                var server = ServerConnections.read(dbUrl, System.getenv().getOrDefault("DB_USER", ""),
+                var server = ServerConnections.read(
+                        dbUrl,
+                        System.getenv().getOrDefault("DB_USER", ""),
                         System.getenv().getOrDefault("DB_PASSWORD", ""));
                 out.println("server: max_connections=" + server.maxConnections() + ", superuser_reserved_connections="
                         + server.reserved() + ", in use now=" + server.inUse());
-                server.byApplication().forEach((app, n) -> out.println("  " + (app.isEmpty() ? "(no name)" : app)
-                        + ": " + n));
+                server.byApplication()
+                        .forEach((app, n) -> out.println("  " + (app.isEmpty() ? "(no name)" : app) + ": " + n));
                 max = maxConnections != null ? maxConnections : server.maxConnections();
                 reservedConnections = reserved != null ? reserved : server.reserved();
                 if (others.isEmpty()) {
@@ -159,8 +194,7 @@ public final class BudgetCommand implements Callable<Integer> {
                 reservedConnections = reserved != null ? reserved : 3;
             }
             var poolers = poolers(out);
-            var budget = ConnectionBudget.of(instances, surge, pool, otherClients, max, reservedConnections,
-                    poolers);
+            var budget = ConnectionBudget.of(instances, surge, pool, otherClients, max, reservedConnections, poolers);
             budget.explain().forEach(out::println);
             if (poolers != null) {
                 out.println(PoolerQueue.suggestion(poolers.settings(), budget.peakInstances()));
@@ -174,8 +208,8 @@ public final class BudgetCommand implements Callable<Integer> {
                     + Secrets.mask(Failures.oneLine(unreachable), Secrets.passwordsIn(dbUrl)));
             return 2;
         } catch (IOException unreachable) {
-            err.println("error: cannot read PgBouncer's settings from " + pgbouncer + ": "
-                    + Failures.oneLine(unreachable));
+            err.println(
+                    "error: cannot read PgBouncer's settings from " + pgbouncer + ": " + Failures.oneLine(unreachable));
             return 2;
         }
     }
@@ -187,11 +221,12 @@ public final class BudgetCommand implements Callable<Integer> {
         }
         PgBouncerSettings read = null;
         if (pgbouncer != null) {
-            try (var console = AdminConsole.connect(pgbouncer, pgbouncerUser,
-                    System.getenv().getOrDefault("PGBOUNCER_PASSWORD", ""))) {
-                read = PgBouncerSettings.of(console.query("SHOW CONFIG"), console.query("SHOW DATABASES"),
-                        pgbouncerDatabase);
-                out.println(PoolerQueue.of(console.query("SHOW POOLS"), read.database()).describe());
+            try (var console = AdminConsole.connect(
+                    pgbouncer, pgbouncerUser, System.getenv().getOrDefault("PGBOUNCER_PASSWORD", ""))) {
+                read = PgBouncerSettings.of(
+                        console.query("SHOW CONFIG"), console.query("SHOW DATABASES"), pgbouncerDatabase);
+                out.println(PoolerQueue.of(console.query("SHOW POOLS"), read.database())
+                        .describe());
             }
             out.println("pgbouncer " + pgbouncer + ": database '" + read.database() + "', pool_mode=" + read.poolMode()
                     + ", max_client_conn=" + read.maxClientConn() + ", max_db_connections=" + read.maxDbConnections()
@@ -200,9 +235,14 @@ public final class BudgetCommand implements Callable<Integer> {
             throw new IllegalArgumentException("behind PgBouncer give both --max-client-conn and --max-db-connections"
                     + " (and --reserve-pool), or --pgbouncer HOST:PORT to read them");
         }
-        var settings = new PgBouncerSettings(read != null ? read.database() : "(given)",
-                maxClientConn != null ? maxClientConn : Objects.requireNonNull(read).maxClientConn(),
-                maxDbConnections != null ? maxDbConnections : Objects.requireNonNull(read).maxDbConnections(),
+        var settings = new PgBouncerSettings(
+                read != null ? read.database() : "(given)",
+                maxClientConn != null
+                        ? maxClientConn
+                        : Objects.requireNonNull(read).maxClientConn(),
+                maxDbConnections != null
+                        ? maxDbConnections
+                        : Objects.requireNonNull(read).maxDbConnections(),
                 reservePool != null ? reservePool : read != null ? read.reservePool() : 0,
                 read != null ? read.poolMode() : "transaction");
         return new ConnectionBudget.Poolers(poolerCount, settings);

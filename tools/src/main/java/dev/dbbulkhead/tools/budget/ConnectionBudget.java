@@ -14,8 +14,14 @@ import org.jspecify.annotations.Nullable;
  * {@code poolers × (max_db_connections + reserve_pool) + other clients ≤ budget} (what they open to PostgreSQL).
  * Immutable; {@link #of} checks every input.
  */
-public record ConnectionBudget(int instances, int surge, int poolSize, Map<String, Integer> others, int maxConnections,
-        int reserved, @Nullable Poolers poolers) {
+public record ConnectionBudget(
+        int instances,
+        int surge,
+        int poolSize,
+        Map<String, Integer> others,
+        int maxConnections,
+        int reserved,
+        @Nullable Poolers poolers) {
 
     /** {@code count} poolers, each with {@code settings}; null in a direct budget. */
     record Poolers(int count, PgBouncerSettings settings) {
@@ -32,13 +38,19 @@ public record ConnectionBudget(int instances, int surge, int poolSize, Map<Strin
         others = Collections.unmodifiableMap(new LinkedHashMap<>(others)); // in the order given
     }
 
-    public static ConnectionBudget of(int instances, int surge, int poolSize, Map<String, Integer> others,
-            int maxConnections, int reserved) {
+    public static ConnectionBudget of(
+            int instances, int surge, int poolSize, Map<String, Integer> others, int maxConnections, int reserved) {
         return of(instances, surge, poolSize, others, maxConnections, reserved, null);
     }
 
-    static ConnectionBudget of(int instances, int surge, int poolSize, Map<String, Integer> others,
-            int maxConnections, int reserved, @Nullable Poolers poolers) {
+    static ConnectionBudget of(
+            int instances,
+            int surge,
+            int poolSize,
+            Map<String, Integer> others,
+            int maxConnections,
+            int reserved,
+            @Nullable Poolers poolers) {
         List<String> errors = new ArrayList<>();
         if (instances < 1) {
             errors.add("--instances must be >= 1, was " + instances);
@@ -55,8 +67,8 @@ public record ConnectionBudget(int instances, int surge, int poolSize, Map<Strin
         if (reserved < 0) {
             errors.add("reserved connections must be >= 0, was " + reserved);
         } else if (maxConnections >= 1 && reserved >= maxConnections) {
-            errors.add("reserved connections (" + reserved + ") must be fewer than max_connections ("
-                    + maxConnections + ")");
+            errors.add("reserved connections (" + reserved + ") must be fewer than max_connections (" + maxConnections
+                    + ")");
         }
         others.forEach((name, n) -> {
             if (n == null || n < 0) {
@@ -74,20 +86,23 @@ public record ConnectionBudget(int instances, int surge, int poolSize, Map<Strin
                 errors.add("--poolers must be >= 1, was " + poolers.count());
             }
             if (poolers.settings().maxClientConn() < 1) {
-                errors.add("max_client_conn must be >= 1, was " + poolers.settings().maxClientConn());
+                errors.add("max_client_conn must be >= 1, was "
+                        + poolers.settings().maxClientConn());
             }
             if (poolers.settings().maxDbConnections() < 1) {
-                errors.add("max_db_connections must be >= 1, was " + poolers.settings().maxDbConnections());
+                errors.add("max_db_connections must be >= 1, was "
+                        + poolers.settings().maxDbConnections());
             }
             if (poolers.settings().reservePool() < 0) {
-                errors.add("reserve_pool_size must be >= 0, was " + poolers.settings().reservePool());
+                errors.add("reserve_pool_size must be >= 0, was "
+                        + poolers.settings().reservePool());
             }
         }
         if (!errors.isEmpty()) {
             throw new IllegalArgumentException(String.join("; ", errors));
         }
-        return new ConnectionBudget(instances, surge, poolSize, new LinkedHashMap<>(others), maxConnections,
-                reserved, poolers);
+        return new ConnectionBudget(
+                instances, surge, poolSize, new LinkedHashMap<>(others), maxConnections, reserved, poolers);
     }
 
     int peakInstances() {
@@ -145,17 +160,19 @@ public record ConnectionBudget(int instances, int surge, int poolSize, Map<Strin
                     + p.poolMode() + " pooling)");
             lines.add("  accepted          = " + poolers.count() + " × " + p.maxClientConn() + " (max_client_conn) = "
                     + poolers.clientCapacity());
-            lines.add(clientsFit() ? "  OK: " + fleet() + " ≤ " + poolers.clientCapacity()
-                    : "  OVER: " + fleet() + " > " + poolers.clientCapacity() + " by "
-                            + (fleet() - poolers.clientCapacity()) + "; the poolers refuse the excess clients");
+            lines.add(
+                    clientsFit()
+                            ? "  OK: " + fleet() + " ≤ " + poolers.clientCapacity()
+                            : "  OVER: " + fleet() + " > " + poolers.clientCapacity() + " by "
+                                    + (fleet() - poolers.clientCapacity()) + "; the poolers refuse the excess clients");
             lines.add("tier 2: PgBouncer(s) → PostgreSQL");
             lines.add("  server connections = " + poolers.count() + " × (" + p.maxDbConnections()
                     + " max_db_connections + " + p.reservePool() + " reserve_pool) = " + poolers.serverConnections());
         }
         lines.add("demand              = " + (poolers == null ? fleet() : poolers.serverConnections()) + " + "
                 + otherClients() + " = " + demand());
-        lines.add("budget              = " + maxConnections + " (max_connections) − " + reserved
-                + " (reserved) = " + budget());
+        lines.add("budget              = " + maxConnections + " (max_connections) − " + reserved + " (reserved) = "
+                + budget());
         if (demand() <= budget() && clientsFit()) {
             lines.add("OK: " + demand() + " ≤ " + budget() + " (" + (budget() - demand()) + " to spare)");
         } else if (demand() <= budget()) {

@@ -11,7 +11,12 @@ import org.jspecify.annotations.Nullable;
  * the most this PgBouncer opens to PostgreSQL for the database: its {@code max_db_connections} (per database, else
  * global), else its pool size, plus the reserve pool.
  */
-record PgBouncerSettings(String database, int maxClientConn, int maxDbConnections, int reservePool, @Nullable String poolMode) {
+record PgBouncerSettings(
+        String database,
+        int maxClientConn,
+        int maxDbConnections,
+        int reservePool,
+        @Nullable String poolMode) {
 
     long serverConnections() {
         return (long) maxDbConnections + reservePool; // both may be as large as an int: no overflow
@@ -21,19 +26,25 @@ record PgBouncerSettings(String database, int maxClientConn, int maxDbConnection
      * From the rows of {@code SHOW CONFIG} and {@code SHOW DATABASES}; {@code database} null: the only database
      * other than the console.
      */
-    static PgBouncerSettings of(List<Map<String, String>> config, List<Map<String, String>> databases,
-            String database) {
-        var names = databases.stream().map(r -> r.get("name")).filter(n -> !"pgbouncer".equals(n)).toList();
+    static PgBouncerSettings of(
+            List<Map<String, String>> config, List<Map<String, String>> databases, String database) {
+        var names = databases.stream()
+                .map(r -> r.get("name"))
+                .filter(n -> !"pgbouncer".equals(n))
+                .toList();
         if (database == null) {
             if (names.size() != 1) {
-                throw new IllegalArgumentException("PgBouncer serves " + names + ": say which with --pgbouncer-database");
+                throw new IllegalArgumentException(
+                        "PgBouncer serves " + names + ": say which with --pgbouncer-database");
             }
             database = names.get(0);
         }
         String wanted = database;
-        Map<String, String> row = databases.stream().filter(r -> wanted.equals(r.get("name"))).findFirst()
-                .orElseThrow(() -> new IllegalArgumentException("PgBouncer has no database '" + wanted
-                        + "'; it serves " + names));
+        Map<String, String> row = databases.stream()
+                .filter(r -> wanted.equals(r.get("name")))
+                .findFirst()
+                .orElseThrow(() ->
+                        new IllegalArgumentException("PgBouncer has no database '" + wanted + "'; it serves " + names));
         int maxClientConn = integer(setting(config, "max_client_conn"), "max_client_conn");
         int perDatabase = integer(column(row, "max_connections", "max_db_connections"), "max_connections");
         int max = perDatabase > 0 ? perDatabase : integer(setting(config, "max_db_connections"), "max_db_connections");
@@ -45,14 +56,22 @@ record PgBouncerSettings(String database, int maxClientConn, int maxDbConnection
                     + "max_db_connections nor a pool size: its server connections are unbounded");
         }
         String reserve = column(row, "reserve_pool_size", "reserve_pool");
-        int reservePool = integer(reserve != null ? reserve : setting(config, "reserve_pool_size"), "reserve_pool_size");
+        int reservePool =
+                integer(reserve != null ? reserve : setting(config, "reserve_pool_size"), "reserve_pool_size");
         String mode = column(row, "pool_mode");
-        return new PgBouncerSettings(database, maxClientConn, max, reservePool,
+        return new PgBouncerSettings(
+                database,
+                maxClientConn,
+                max,
+                reservePool,
                 mode != null && !mode.isEmpty() ? mode : setting(config, "pool_mode"));
     }
 
     private static @Nullable String setting(List<Map<String, String>> config, String key) {
-        return config.stream().filter(r -> key.equals(r.get("key"))).map(r -> r.get("value")).findFirst()
+        return config.stream()
+                .filter(r -> key.equals(r.get("key")))
+                .map(r -> r.get("value"))
+                .findFirst()
                 .orElse(null);
     }
 

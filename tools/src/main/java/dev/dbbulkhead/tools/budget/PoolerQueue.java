@@ -43,9 +43,14 @@ record PoolerQueue(String database, int clientsActive, int clientsWaiting, int s
     }
 
     String describe() {
-        return String.format(Locale.ROOT, "  queue no barrier sees, now: %d client(s) waiting for a server "
-                + "connection (longest %.3f s), %d active, %d server connection(s) busy", clientsWaiting, maxWaitSeconds,
-                clientsActive, serversActive);
+        return String.format(
+                Locale.ROOT,
+                "  queue no barrier sees, now: %d client(s) waiting for a server "
+                        + "connection (longest %.3f s), %d active, %d server connection(s) busy",
+                clientsWaiting,
+                maxWaitSeconds,
+                clientsActive,
+                serversActive);
     }
 
     /**

@@ -38,88 +38,150 @@ import picocli.CommandLine.Spec;
  * 53300 like {@code max_connections}), so the server's other clients are left alone. Loopback only; every process
  * it started is stopped at the end, on failure and on Ctrl-C.
  */
-@Command(name = "fleet", header = "Run a fleet of instances through a rolling deploy: direct over budget, direct "
-        + "within budget, and through PgBouncer.", mixinStandardHelpOptions = true, sortOptions = false,
-        description = {"Instances are separate JVMs, each with a HikariCP pool kept full and a db-bulkhead barrier "
-                + "(B = pool), under open-loop load. Timeline per topology: N instances, then N + surge (the "
-                + "rolling deploy's overlap), then N; each phase --phase seconds.",
+@Command(
+        name = "fleet",
+        header = "Run a fleet of instances through a rolling deploy: direct over budget, direct "
+                + "within budget, and through PgBouncer.",
+        mixinStandardHelpOptions = true,
+        sortOptions = false,
+        description = {
+            "Instances are separate JVMs, each with a HikariCP pool kept full and a db-bulkhead barrier "
+                    + "(B = pool), under open-loop load. Timeline per topology: N instances, then N + surge (the "
+                    + "rolling deploy's overlap), then N; each phase --phase seconds.",
             "Needs PostgreSQL on --db-url as a superuser (DB_USER/DB_PASSWORD) and, for the PgBouncer topology, "
-                + "bin/pgbouncer (or --pgbouncer-url and --pgbouncer).",
+                    + "bin/pgbouncer (or --pgbouncer-url and --pgbouncer).",
             "--faults runs faults of PgBouncer instead (as root or PgBouncer's user, for kill).",
             "Exit status: 0 done, 1 a fault run found a disagreement or a leak, 2 bad input or unreachable database "
-                + "or PgBouncer."})
+                    + "or PgBouncer."
+        })
 public final class FleetCommand implements Callable<Integer> {
     static final String ROLE = "db_bulkhead_fleet";
 
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--instances", defaultValue = "3", paramLabel = "N", description = "Instances (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--instances",
+            defaultValue = "3",
+            paramLabel = "N",
+            description = "Instances (default: ${DEFAULT-VALUE}).")
     int instances;
 
-    @Option(names = "--surge", defaultValue = "2", paramLabel = "N",
+    @Option(
+            names = "--surge",
+            defaultValue = "2",
+            paramLabel = "N",
             description = "Extra instances during the rolling deploy (default: ${DEFAULT-VALUE}).")
     int surge;
 
-    @Option(names = "--limit", defaultValue = "30", paramLabel = "N",
-            description = "The fleet's connection budget on the server: the role's CONNECTION LIMIT (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--limit",
+            defaultValue = "30",
+            paramLabel = "N",
+            description =
+                    "The fleet's connection budget on the server: the role's CONNECTION LIMIT (default: ${DEFAULT-VALUE}).")
     int limit;
 
-    @Option(names = "--pool", defaultValue = "10", paramLabel = "P",
+    @Option(
+            names = "--pool",
+            defaultValue = "10",
+            paramLabel = "P",
             description = "Pool size per instance where not sized by the budget (default: ${DEFAULT-VALUE}).")
     int pool;
 
-    @Option(names = "--rate", defaultValue = "60", paramLabel = "OPS",
+    @Option(
+            names = "--rate",
+            defaultValue = "60",
+            paramLabel = "OPS",
             description = "Arrivals per second per instance (default: ${DEFAULT-VALUE}).")
     double rate;
 
-    @Option(names = "--sql", defaultValue = "SELECT pg_sleep(0.01)", paramLabel = "SQL",
+    @Option(
+            names = "--sql",
+            defaultValue = "SELECT pg_sleep(0.01)",
+            paramLabel = "SQL",
             description = "What each operation runs (default: ${DEFAULT-VALUE}).")
     String sql;
 
-    @Option(names = "--phase", defaultValue = "4", paramLabel = "S", description = "Seconds per phase (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--phase",
+            defaultValue = "4",
+            paramLabel = "S",
+            description = "Seconds per phase (default: ${DEFAULT-VALUE}).")
     double phaseSeconds;
 
-    @Option(names = "--db-url", defaultValue = "jdbc:postgresql://127.0.0.1:5432/bulkhead_pgb", paramLabel = "JDBC_URL",
+    @Option(
+            names = "--db-url",
+            defaultValue = "jdbc:postgresql://127.0.0.1:5432/bulkhead_pgb",
+            paramLabel = "JDBC_URL",
             description = "PostgreSQL, directly (default: ${DEFAULT-VALUE}, the database bin/pgbouncer serves).")
     String dbUrl;
 
-    @Option(names = "--pgbouncer-url", defaultValue = "jdbc:postgresql://127.0.0.1:6432/bulkhead?prepareThreshold=0",
-            paramLabel = "JDBC_URL", description = "The same database through PgBouncer (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--pgbouncer-url",
+            defaultValue = "jdbc:postgresql://127.0.0.1:6432/bulkhead?prepareThreshold=0",
+            paramLabel = "JDBC_URL",
+            description = "The same database through PgBouncer (default: ${DEFAULT-VALUE}).")
     String pgbouncerUrl;
 
-    @Option(names = "--pgbouncer", defaultValue = "127.0.0.1:6432", paramLabel = "HOST:PORT",
+    @Option(
+            names = "--pgbouncer",
+            defaultValue = "127.0.0.1:6432",
+            paramLabel = "HOST:PORT",
             description = "PgBouncer's admin console, sampled for SHOW POOLS (default: ${DEFAULT-VALUE}).")
     String pgbouncer;
 
-    @Option(names = "--topologies", split = ",", defaultValue = "direct-over-budget,direct-within-budget,pgbouncer",
-            paramLabel = "NAME", description = {"Topologies to run (default: ${DEFAULT-VALUE}); also "
-                    + "direct-within-budget-adaptive and pgbouncer-adaptive: the same with every instance's limit "
-                    + "adaptive (B = its pool)."})
+    @Option(
+            names = "--topologies",
+            split = ",",
+            defaultValue = "direct-over-budget,direct-within-budget,pgbouncer",
+            paramLabel = "NAME",
+            description = {
+                "Topologies to run (default: ${DEFAULT-VALUE}); also "
+                        + "direct-within-budget-adaptive and pgbouncer-adaptive: the same with every instance's limit "
+                        + "adaptive (B = its pool)."
+            })
     List<String> topologies;
 
-    @Option(names = "--kill-one", description = "During the rolling deploy, kill one old instance with SIGKILL "
-            + "(its connections and transactions are cut, its result lost).")
+    @Option(
+            names = "--kill-one",
+            description = "During the rolling deploy, kill one old instance with SIGKILL "
+                    + "(its connections and transactions are cut, its result lost).")
     boolean killOne;
 
     @Option(names = "--report", paramLabel = "DIR", description = "Also write fleet.md and fleet.svg there.")
     Path report;
 
-    @Option(names = "--faults", split = ",", paramLabel = "NAME", description = {"Instead of the topologies: faults "
-            + "of PgBouncer under load through --pgbouncer-url, each reconciled against a ledger table: kill, "
-            + "pause, reconnect, max-client-conn, query-wait-timeout, or all.",
-        "kill sends SIGKILL to the pid in --pgbouncer-pidfile and restarts it with --pgbouncer-restart."})
+    @Option(
+            names = "--faults",
+            split = ",",
+            paramLabel = "NAME",
+            description = {
+                "Instead of the topologies: faults "
+                        + "of PgBouncer under load through --pgbouncer-url, each reconciled against a ledger table: kill, "
+                        + "pause, reconnect, max-client-conn, query-wait-timeout, or all.",
+                "kill sends SIGKILL to the pid in --pgbouncer-pidfile and restarts it with --pgbouncer-restart."
+            })
     List<String> faults;
 
-    @Option(names = "--pgbouncer-pidfile", defaultValue = "/tmp/db-bulkhead-pgbouncer/pgbouncer.pid", paramLabel = "FILE",
+    @Option(
+            names = "--pgbouncer-pidfile",
+            defaultValue = "/tmp/db-bulkhead-pgbouncer/pgbouncer.pid",
+            paramLabel = "FILE",
             description = "PgBouncer's pid file, for the kill fault (default: ${DEFAULT-VALUE}, bin/pgbouncer's).")
     Path pgbouncerPidFile;
 
-    @Option(names = "--pgbouncer-restart", defaultValue = "bin/pgbouncer", paramLabel = "COMMAND",
+    @Option(
+            names = "--pgbouncer-restart",
+            defaultValue = "bin/pgbouncer",
+            paramLabel = "COMMAND",
             description = "Starts PgBouncer again after the kill fault (default: ${DEFAULT-VALUE}).")
     String pgbouncerRestart;
 
-    @Option(names = "--deadline", defaultValue = "300", paramLabel = "MS",
+    @Option(
+            names = "--deadline",
+            defaultValue = "300",
+            paramLabel = "MS",
             description = "Each operation's deadline in the fault runs (default: ${DEFAULT-VALUE} ms).")
     long deadlineMillis;
 
@@ -224,9 +286,11 @@ public final class FleetCommand implements Callable<Integer> {
 
     /** The largest pool per instance that fits the connection limit at the deploy's peak. */
     private int withinBudgetPool(List<FleetTopology> chosen, List<String> problems) {
-        int withinPool = (int) ConnectionBudget.of(instances, surge, 1, Map.of(), limit, 0).largestPoolThatFits();
+        int withinPool = (int)
+                ConnectionBudget.of(instances, surge, 1, Map.of(), limit, 0).largestPoolThatFits();
         if (withinPool < 1 && chosen.stream().anyMatch(t -> t.withinBudget)) {
-            problems.add("--limit " + limit + " leaves no connection for each of " + (instances + surge) + " instances");
+            problems.add(
+                    "--limit " + limit + " leaves no connection for each of " + (instances + surge) + " instances");
         }
         return withinPool;
     }
@@ -250,7 +314,8 @@ public final class FleetCommand implements Callable<Integer> {
             properties.setProperty("password", password);
             properties.setProperty("connectTimeout", "4");
             properties.setProperty("loginTimeout", "4");
-            try (Connection c = DriverManager.getConnection(url, properties); var s = c.createStatement()) {
+            try (Connection c = DriverManager.getConnection(url, properties);
+                    var s = c.createStatement()) {
                 s.execute("SELECT 1");
             } catch (SQLException e) {
                 err.println("error: cannot reach " + Secrets.redact(url) + " before the run: "
@@ -263,7 +328,8 @@ public final class FleetCommand implements Callable<Integer> {
 
     /** The fleet's role, with the connection limit that is the budget. */
     private boolean roleReady(String user, String password, PrintWriter err) {
-        try (Connection admin = DriverManager.getConnection(dbUrl, user, password); var s = admin.createStatement()) {
+        try (Connection admin = DriverManager.getConnection(dbUrl, user, password);
+                var s = admin.createStatement()) {
             s.execute("DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '" + ROLE + "') THEN "
                     + "CREATE ROLE " + ROLE + " LOGIN; END IF; END $$");
             s.execute("ALTER ROLE " + ROLE + " CONNECTION LIMIT " + limit);
@@ -276,8 +342,9 @@ public final class FleetCommand implements Callable<Integer> {
     }
 
     /** Each topology's run, in order, keyed by its label; null (and the error told) when the server went away. */
-    private @Nullable Map<String, FleetReport.Run> runAll(List<FleetTopology> chosen, int withinPool, String user,
-            String password, PrintWriter out, PrintWriter err) throws InterruptedException {
+    private @Nullable Map<String, FleetReport.Run> runAll(
+            List<FleetTopology> chosen, int withinPool, String user, String password, PrintWriter out, PrintWriter err)
+            throws InterruptedException {
         var fleet = new Fleet(out);
         Thread onCtrlC = Thread.ofPlatform().unstarted(fleet::stopAll);
         Runtime.getRuntime().addShutdownHook(onCtrlC);
@@ -285,12 +352,24 @@ public final class FleetCommand implements Callable<Integer> {
         try {
             for (FleetTopology topology : chosen) {
                 int size = topology.withinBudget ? withinPool : pool;
-                out.printf("%s: %d instances (+%d during the deploy), pool %d each, %s%n", topology.label, instances,
-                        surge, size, topology.viaPgBouncer ? "through PgBouncer" : "straight to PostgreSQL");
+                out.printf(
+                        "%s: %d instances (+%d during the deploy), pool %d each, %s%n",
+                        topology.label,
+                        instances,
+                        surge,
+                        size,
+                        topology.viaPgBouncer ? "through PgBouncer" : "straight to PostgreSQL");
                 out.flush();
                 clearRole(user, password); // e.g. PgBouncer's idle server connections from an earlier run
-                results.put(topology.label, fleet.run(topology, topology.viaPgBouncer ? pgbouncerUrl : dbUrl, size,
-                        topology.viaPgBouncer ? pgbouncer : null, user, password));
+                results.put(
+                        topology.label,
+                        fleet.run(
+                                topology,
+                                topology.viaPgBouncer ? pgbouncerUrl : dbUrl,
+                                size,
+                                topology.viaPgBouncer ? pgbouncer : null,
+                                user,
+                                password));
             }
             return results;
         } catch (IOException | SQLException unreachable) {
@@ -303,11 +382,22 @@ public final class FleetCommand implements Callable<Integer> {
         }
     }
 
-    private void report(Map<String, FleetReport.Run> results, int withinPool, String user, String password,
-            PrintWriter out) throws IOException {
-        String settings = String.format(Locale.ROOT, "%d instances + %d surge, connection limit %d (role %s), "
-                + "pool %d (within budget: %d), %.0f ops/s per instance, sql=`%s`, %.0f s per phase", instances,
-                surge, limit, ROLE, pool, withinPool, rate, sql, phaseSeconds);
+    private void report(
+            Map<String, FleetReport.Run> results, int withinPool, String user, String password, PrintWriter out)
+            throws IOException {
+        String settings = String.format(
+                Locale.ROOT,
+                "%d instances + %d surge, connection limit %d (role %s), "
+                        + "pool %d (within budget: %d), %.0f ops/s per instance, sql=`%s`, %.0f s per phase",
+                instances,
+                surge,
+                limit,
+                ROLE,
+                pool,
+                withinPool,
+                rate,
+                sql,
+                phaseSeconds);
         var table = FleetReport.table(results, limit);
         out.println(settings);
         table.forEach(out::println);
@@ -315,14 +405,20 @@ public final class FleetCommand implements Callable<Integer> {
             return;
         }
         Files.createDirectories(report);
-        Files.writeString(report.resolve("fleet.md"), "# Fleet run\n\n" + settings + "\n\n" + String.join("\n", table)
-                + "\n\n![server connections over time](fleet.svg)\n", StandardCharsets.UTF_8);
+        Files.writeString(
+                report.resolve("fleet.md"),
+                "# Fleet run\n\n" + settings + "\n\n" + String.join("\n", table)
+                        + "\n\n![server connections over time](fleet.svg)\n",
+                StandardCharsets.UTF_8);
         Files.writeString(report.resolve("fleet.svg"), FleetReport.svg(results, limit), StandardCharsets.UTF_8);
         String adaptiveChart = FleetReport.adaptiveSvg(results, poolerPool(user, password));
         if (adaptiveChart != null) {
             Files.writeString(report.resolve("fleet-adaptive.svg"), adaptiveChart, StandardCharsets.UTF_8);
-            Files.writeString(report.resolve("fleet.md"), "\n![Σ L, clients waiting, server connections]"
-                    + "(fleet-adaptive.svg)\n", StandardCharsets.UTF_8, StandardOpenOption.APPEND);
+            Files.writeString(
+                    report.resolve("fleet.md"),
+                    "\n![Σ L, clients waiting, server connections]" + "(fleet-adaptive.svg)\n",
+                    StandardCharsets.UTF_8,
+                    StandardOpenOption.APPEND);
         }
         out.println("report: " + report.toAbsolutePath());
     }
@@ -338,13 +434,22 @@ public final class FleetCommand implements Callable<Integer> {
         return false;
     }
 
-    private int faults(List<PgBouncerFaults.Fault> list, String user, String password, PrintWriter out,
-            PrintWriter err) throws Exception {
+    private int faults(List<PgBouncerFaults.Fault> list, String user, String password, PrintWriter out, PrintWriter err)
+            throws Exception {
         var deadline = Duration.ofMillis(deadlineMillis);
-        var settings = new PgBouncerFaults.Settings(pgbouncerUrl, user, password, pgbouncer, databaseOf(pgbouncerUrl),
-                pgbouncerPidFile, List.of("sh", "-c", pgbouncerRestart), pool, rate, deadline,
-                Duration.ofMillis((long) (phaseSeconds * 500)), Duration.ofMillis(
-                (long) (phaseSeconds * 1_000)));
+        var settings = new PgBouncerFaults.Settings(
+                pgbouncerUrl,
+                user,
+                password,
+                pgbouncer,
+                databaseOf(pgbouncerUrl),
+                pgbouncerPidFile,
+                List.of("sh", "-c", pgbouncerRestart),
+                pool,
+                rate,
+                deadline,
+                Duration.ofMillis((long) (phaseSeconds * 500)),
+                Duration.ofMillis((long) (phaseSeconds * 1_000)));
         var faultRuns = new PgBouncerFaults(settings);
         var results = new ArrayList<PgBouncerFaults.Result>();
         String runId = "fleet-" + ProcessHandle.current().pid();
@@ -354,21 +459,32 @@ public final class FleetCommand implements Callable<Integer> {
             try {
                 results.add(faultRuns.run(fault, runId + "-" + fault.option()));
             } catch (IOException | SQLException e) {
-                err.println("error: fault " + fault.option() + ": " + Secrets.mask(Failures.oneLine(e),
-                        Secrets.passwordsIn(pgbouncerUrl)));
+                err.println("error: fault " + fault.option() + ": "
+                        + Secrets.mask(Failures.oneLine(e), Secrets.passwordsIn(pgbouncerUrl)));
                 return 2;
             }
         }
-        String settingsLine = String.format(Locale.ROOT, "faults through %s: pool %d, B = %d adaptive "
-                + "(min 1), Q = %d, %.0f ops/s (an INSERT into the ledger and 5 ms), %.1f s before each fault and "
-                + "%.1f s after", Secrets.redact(pgbouncerUrl), pool, pool, pool, rate, phaseSeconds / 2, phaseSeconds);
+        String settingsLine = String.format(
+                Locale.ROOT,
+                "faults through %s: pool %d, B = %d adaptive "
+                        + "(min 1), Q = %d, %.0f ops/s (an INSERT into the ledger and 5 ms), %.1f s before each fault and "
+                        + "%.1f s after",
+                Secrets.redact(pgbouncerUrl),
+                pool,
+                pool,
+                pool,
+                rate,
+                phaseSeconds / 2,
+                phaseSeconds);
         var table = PgBouncerFaults.table(results, deadline);
         out.println(settingsLine);
         table.forEach(out::println);
         if (report != null) {
             Files.createDirectories(report);
-            Files.writeString(report.resolve("faults.md"), "# PgBouncer faults\n\n" + settingsLine + "\n\n"
-                    + String.join("\n", table) + "\n", StandardCharsets.UTF_8);
+            Files.writeString(
+                    report.resolve("faults.md"),
+                    "# PgBouncer faults\n\n" + settingsLine + "\n\n" + String.join("\n", table) + "\n",
+                    StandardCharsets.UTF_8);
             out.println("report: " + report.toAbsolutePath());
         }
         boolean reconciled = results.stream().allMatch(PgBouncerFaults.Result::reconciled);
@@ -411,10 +527,16 @@ public final class FleetCommand implements Callable<Integer> {
      */
     ProcessBuilder instance(String name, String url, int size, boolean adaptive) {
         var java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        var command = new ArrayList<>(List.of(java, "-Xmx128m", "-XX:TieredStopAtLevel=1", "-cp",
-                System.getProperty("java.class.path"), FleetInstance.class.getName()));
-        command.addAll(new FleetInstance.Settings(name, ROLE, size, size, size, Duration.ofMillis(50), rate,
-                sql, adaptive).toArgs());
+        var command = new ArrayList<>(List.of(
+                java,
+                "-Xmx128m",
+                "-XX:TieredStopAtLevel=1",
+                "-cp",
+                System.getProperty("java.class.path"),
+                FleetInstance.class.getName()));
+        command.addAll(
+                new FleetInstance.Settings(name, ROLE, size, size, size, Duration.ofMillis(50), rate, sql, adaptive)
+                        .toArgs());
         var pb = new ProcessBuilder(command);
         pb.environment().put(FleetInstance.URL_VARIABLE, url);
         pb.environment().put("DB_PASSWORD", "");
@@ -423,7 +545,8 @@ public final class FleetCommand implements Callable<Integer> {
 
     /** Ends every session of the fleet's role, so that each topology starts from none and none outlives the run. */
     private void clearRole(String user, String password) {
-        try (Connection admin = DriverManager.getConnection(dbUrl, user, password); var s = admin.createStatement()) {
+        try (Connection admin = DriverManager.getConnection(dbUrl, user, password);
+                var s = admin.createStatement()) {
             for (int i = 0; i < 50; i++) {
                 try (var r = s.executeQuery("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
                         + "WHERE usename = '" + ROLE + "'")) {
@@ -435,7 +558,9 @@ public final class FleetCommand implements Callable<Integer> {
                 Thread.sleep(100);
             }
         } catch (SQLException e) {
-            spec.commandLine().getErr().println("warning: could not end the sessions of " + ROLE + ": " + e.getMessage());
+            spec.commandLine()
+                    .getErr()
+                    .println("warning: could not end the sessions of " + ROLE + ": " + e.getMessage());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
@@ -450,7 +575,8 @@ public final class FleetCommand implements Callable<Integer> {
             this.out = out;
         }
 
-        FleetReport.Run run(FleetTopology topology, String url, int size, @Nullable String console, String user, String password)
+        FleetReport.Run run(
+                FleetTopology topology, String url, int size, @Nullable String console, String user, String password)
                 throws IOException, SQLException, InterruptedException {
             var sampler = new FleetSampler(dbUrl, user, password, console, ROLE);
             var samplerThread = Thread.ofPlatform().daemon().start(sampler);
@@ -479,7 +605,8 @@ public final class FleetCommand implements Callable<Integer> {
                 for (Process p : all.subList(surge, all.size())) {
                     results.add(stop(p, limits));
                 }
-                return new FleetReport.Run(results, sampler.samples(), sampler.failure(), limits, sampler.startMillis());
+                return new FleetReport.Run(
+                        results, sampler.samples(), sampler.failure(), limits, sampler.startMillis());
             } finally {
                 sampler.stop();
                 samplerThread.join(2_000);

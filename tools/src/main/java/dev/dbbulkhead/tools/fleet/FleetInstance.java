@@ -35,31 +35,58 @@ public final class FleetInstance {
     private FleetInstance() {}
 
     /** What an instance runs: its command line, written by the coordinator and read here. */
-    record Settings(String name, String user, int pool, int concurrent, int extraSlots, Duration queueWait,
-            double rate, String sql, boolean adaptive) {
+    record Settings(
+            String name,
+            String user,
+            int pool,
+            int concurrent,
+            int extraSlots,
+            Duration queueWait,
+            double rate,
+            String sql,
+            boolean adaptive) {
         List<String> toArgs() {
-            return List.of(name, user, Integer.toString(pool), Integer.toString(concurrent),
-                    Integer.toString(extraSlots), Long.toString(queueWait.toMillis()), Double.toString(rate), sql,
+            return List.of(
+                    name,
+                    user,
+                    Integer.toString(pool),
+                    Integer.toString(concurrent),
+                    Integer.toString(extraSlots),
+                    Long.toString(queueWait.toMillis()),
+                    Double.toString(rate),
+                    sql,
                     adaptive ? "adaptive" : "static");
         }
 
         static Settings of(String[] args) {
-            return new Settings(args[0], args[1], Integer.parseInt(args[2]), Integer.parseInt(args[3]),
-                    Integer.parseInt(args[4]), Duration.ofMillis(Long.parseLong(args[5])), Double.parseDouble(args[6]),
-                    args[7], args.length > 8 && args[8].equals("adaptive"));
+            return new Settings(
+                    args[0],
+                    args[1],
+                    Integer.parseInt(args[2]),
+                    Integer.parseInt(args[3]),
+                    Integer.parseInt(args[4]),
+                    Duration.ofMillis(Long.parseLong(args[5])),
+                    Double.parseDouble(args[6]),
+                    args[7],
+                    args.length > 8 && args[8].equals("adaptive"));
         }
     }
 
     public static void main(String[] args) throws Exception {
         var settings = Settings.of(args);
         var stats = new Stats();
-        try (var ds = pool(settings); var load = Executors.newVirtualThreadPerTaskExecutor()) {
-            var workload = WorkloadConfig.builder("default").concurrent(settings.concurrent())
+        try (var ds = pool(settings);
+                var load = Executors.newVirtualThreadPerTaskExecutor()) {
+            var workload = WorkloadConfig.builder("default")
+                    .concurrent(settings.concurrent())
                     .extraSlots(settings.extraSlots());
             if (settings.adaptive()) {
                 workload.adaptiveLimitMin(1);
             }
-            var db = DbBulkhead.builder(ds).name(settings.name()).workload(workload.build()).build();
+            var db = DbBulkhead.builder(ds)
+                    .name(settings.name())
+                    .workload(workload.build())
+                    .build();
             if (settings.adaptive()) {
                 Thread.ofPlatform().daemon().name("limit-reporter").start(() -> reportLimits(db.workload("default")));
             }

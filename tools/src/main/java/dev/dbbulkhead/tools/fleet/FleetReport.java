@@ -13,8 +13,12 @@ final class FleetReport {
     private FleetReport() {}
 
     /** One topology's run: each instance's result line, and the samples. */
-    record Run(List<Map<String, String>> instances, List<FleetSampler.Sample> samples, @Nullable String samplingFailure,
-            List<List<long[]>> limits, long startMillis) {
+    record Run(
+            List<Map<String, String>> instances,
+            List<FleetSampler.Sample> samples,
+            @Nullable String samplingFailure,
+            List<List<long[]>> limits,
+            long startMillis) {
         /** Σ L over the adaptive instances at {@code millis} since the start (each one's last report before it). */
         long sumOfLimits(long millis) {
             long at = startMillis + millis;
@@ -36,22 +40,36 @@ final class FleetReport {
 
         /** The mean of Σ L over the samples; NaN without adaptive instances. */
         double meanSumOfLimits() {
-            return limits.isEmpty() ? Double.NaN
-                    : samples.stream().mapToLong(s -> sumOfLimits(s.millis())).average().orElse(Double.NaN);
+            return limits.isEmpty()
+                    ? Double.NaN
+                    : samples.stream()
+                            .mapToLong(s -> sumOfLimits(s.millis()))
+                            .average()
+                            .orElse(Double.NaN);
         }
 
         /** The 99th percentile of PgBouncer's clients waiting over the samples; -1 without PgBouncer. */
         long clientsWaitingP99() {
-            long[] v = samples.stream().mapToLong(FleetSampler.Sample::clientsWaiting).sorted().toArray();
-            return v.length == 0 || v[v.length - 1] < 0 ? -1 : v[(int) Math.min(v.length - 1, Math.ceil(0.99 * v.length) - 1)];
+            long[] v = samples.stream()
+                    .mapToLong(FleetSampler.Sample::clientsWaiting)
+                    .sorted()
+                    .toArray();
+            return v.length == 0 || v[v.length - 1] < 0
+                    ? -1
+                    : v[(int) Math.min(v.length - 1, Math.ceil(0.99 * v.length) - 1)];
         }
 
         long sum(String key) {
-            return instances.stream().mapToLong(r -> Math.round(Double.parseDouble(r.getOrDefault(key, "0")))).sum();
+            return instances.stream()
+                    .mapToLong(r -> Math.round(Double.parseDouble(r.getOrDefault(key, "0"))))
+                    .sum();
         }
 
         double worst(String key) {
-            return instances.stream().mapToDouble(r -> Double.parseDouble(r.getOrDefault(key, "0"))).max().orElse(0);
+            return instances.stream()
+                    .mapToDouble(r -> Double.parseDouble(r.getOrDefault(key, "0")))
+                    .max()
+                    .orElse(0);
         }
 
         long peak(ToLongFunction<FleetSampler.Sample> metric) {
@@ -59,7 +77,9 @@ final class FleetReport {
         }
 
         double seconds() {
-            return samples.isEmpty() ? Double.NaN : samples.get(samples.size() - 1).millis() / 1e3;
+            return samples.isEmpty()
+                    ? Double.NaN
+                    : samples.get(samples.size() - 1).millis() / 1e3;
         }
     }
 
@@ -69,13 +89,22 @@ final class FleetReport {
                 + "| worst instance p50 / p99 ms | peak server connections (limit " + limit + ") "
                 + "| PgBouncer clients waiting: p99 / peak | mean Σ L (adaptive) | peak inside a barrier |");
         lines.add("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
-        runs.forEach((name, r) -> lines.add(String.format(Locale.ROOT,
-                "| %s | %d | %.0f | %d | %d | %d / %d | %.1f / %.1f | %d | %s | %s | %.0f |", name, r.sum("succeeded"),
-                r.sum("succeeded") / r.seconds(), r.sum("refused_53300"), r.sum("pool_timeout"),
-                r.sum("rejected_full"), r.sum("rejected_timeout"), r.worst("p50_ms"), r.worst("p99_ms"),
+        runs.forEach((name, r) -> lines.add(String.format(
+                Locale.ROOT,
+                "| %s | %d | %.0f | %d | %d | %d / %d | %.1f / %.1f | %d | %s | %s | %.0f |",
+                name,
+                r.sum("succeeded"),
+                r.sum("succeeded") / r.seconds(),
+                r.sum("refused_53300"),
+                r.sum("pool_timeout"),
+                r.sum("rejected_full"),
+                r.sum("rejected_timeout"),
+                r.worst("p50_ms"),
+                r.worst("p99_ms"),
                 r.peak(FleetSampler.Sample::serverConnections),
-                r.peak(FleetSampler.Sample::clientsWaiting) < 0 ? "–" : r.clientsWaitingP99() + " / "
-                        + r.peak(FleetSampler.Sample::clientsWaiting),
+                r.peak(FleetSampler.Sample::clientsWaiting) < 0
+                        ? "–"
+                        : r.clientsWaitingP99() + " / " + r.peak(FleetSampler.Sample::clientsWaiting),
                 Double.isNaN(r.meanSumOfLimits()) ? "–" : String.format(Locale.ROOT, "%.1f", r.meanSumOfLimits()),
                 r.worst("peak_inside"))));
         runs.forEach((name, r) -> {
@@ -88,15 +117,25 @@ final class FleetReport {
     }
 
     static String svg(Map<String, Run> runs, int limit) {
-        double maxT = runs.values().stream().mapToDouble(Run::seconds).filter(d -> !Double.isNaN(d)).max().orElse(1);
-        long maxY = Math.max(limit, runs.values().stream().mapToLong(r -> r.peak(FleetSampler.Sample::serverConnections))
-                .max().orElse(1)) + 5;
+        double maxT = runs.values().stream()
+                .mapToDouble(Run::seconds)
+                .filter(d -> !Double.isNaN(d))
+                .max()
+                .orElse(1);
+        long maxY = Math.max(
+                        limit,
+                        runs.values().stream()
+                                .mapToLong(r -> r.peak(FleetSampler.Sample::serverConnections))
+                                .max()
+                                .orElse(1))
+                + 5;
         var svg = new Svg(760, 300).title(50, 18, "Server connections of the fleet over time (N, N + surge, N)");
         var panel = svg.lines(50, 30, 540, 230, maxT, (double) maxY, "s").level(limit, "limit " + limit);
         int i = 0;
         for (var e : runs.entrySet()) {
             var points = e.getValue().samples().stream()
-                    .map(x -> new double[] {x.millis() / 1e3, (double) x.serverConnections()}).toList();
+                    .map(x -> new double[] {x.millis() / 1e3, (double) x.serverConnections()})
+                    .toList();
             panel.line(points, Svg.COLOURS.get(i++ % Svg.COLOURS.size()), 2, e.getKey());
         }
         return svg.end();
@@ -107,7 +146,9 @@ final class FleetReport {
      * connections (where it has PgBouncer), against the pool size PgBouncer serves; null when none ran.
      */
     static @Nullable String adaptiveSvg(Map<String, Run> runs, int poolerPool) {
-        var adaptive = runs.entrySet().stream().filter(e -> !e.getValue().limits().isEmpty()).toList();
+        var adaptive = runs.entrySet().stream()
+                .filter(e -> !e.getValue().limits().isEmpty())
+                .toList();
         if (adaptive.isEmpty()) {
             return null;
         }
@@ -116,15 +157,26 @@ final class FleetReport {
         int y = 0;
         for (var e : adaptive) {
             Run r = e.getValue();
-            long maxY = 5 + Math.max(poolerPool, r.samples().stream().mapToLong(x -> Math.max(r.sumOfLimits(x.millis()),
-                    Math.max(x.clientsWaiting(), x.poolerServers()))).max().orElse(1));
-            svg.title(50, y + 18, e.getKey() + ": Σ L of the instances, PgBouncer's clients waiting and server "
-                    + "connections");
+            long maxY = 5
+                    + Math.max(
+                            poolerPool,
+                            r.samples().stream()
+                                    .mapToLong(x -> Math.max(
+                                            r.sumOfLimits(x.millis()), Math.max(x.clientsWaiting(), x.poolerServers())))
+                                    .max()
+                                    .orElse(1));
+            svg.title(
+                    50,
+                    y + 18,
+                    e.getKey() + ": Σ L of the instances, PgBouncer's clients waiting and server " + "connections");
             svg.lines(50, y + 30, 520, panel - 70, Math.max(1, r.seconds()), (double) maxY, "s")
                     .level(poolerPool, "PgBouncer pool " + poolerPool)
                     .line(series(r, x -> r.sumOfLimits(x.millis())), Svg.COLOURS.get(0), 1.5, "Σ L")
                     .line(series(r, x -> Math.max(0, x.clientsWaiting())), Svg.COLOURS.get(4), 1.5, "clients waiting")
-                    .line(series(r, x -> Math.max(0, x.poolerServers())), Svg.COLOURS.get(2), 1.5,
+                    .line(
+                            series(r, x -> Math.max(0, x.poolerServers())),
+                            Svg.COLOURS.get(2),
+                            1.5,
                             "server connections");
             y += panel;
         }
@@ -133,6 +185,8 @@ final class FleetReport {
 
     /** {seconds, value} for each sample of {@code run}. */
     private static List<double[]> series(Run run, ToLongFunction<FleetSampler.Sample> value) {
-        return run.samples().stream().map(x -> new double[] {x.millis() / 1e3, (double) value.applyAsLong(x)}).toList();
+        return run.samples().stream()
+                .map(x -> new double[] {x.millis() / 1e3, (double) value.applyAsLong(x)})
+                .toList();
     }
 }

@@ -1,12 +1,12 @@
 package dev.dbbulkhead.tools.fleet;
 
+import dev.dbbulkhead.tools.support.AdminConsole;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
-import dev.dbbulkhead.tools.support.AdminConsole;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -69,8 +69,10 @@ final class FleetSampler implements Runnable {
                         if (role.equals(row.get("user"))) {
                             active += number(row.get("cl_active"));
                             waiting += number(row.get("cl_waiting"));
-                            servers += number(row.get("sv_active")) + number(row.get("sv_idle"))
-                                    + number(row.get("sv_used")) + number(row.get("sv_tested"))
+                            servers += number(row.get("sv_active"))
+                                    + number(row.get("sv_idle"))
+                                    + number(row.get("sv_used"))
+                                    + number(row.get("sv_tested"))
                                     + number(row.get("sv_login"));
                         }
                     }
@@ -106,7 +108,8 @@ final class FleetSampler implements Runnable {
     }
 
     /** Why sampling stopped early, or null. */
-    @Nullable String failure() {
+    @Nullable
+    String failure() {
         return failure;
     }
 }

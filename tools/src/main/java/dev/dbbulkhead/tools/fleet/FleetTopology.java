@@ -34,7 +34,7 @@ enum FleetTopology {
                 return t;
             }
         }
-        throw new IllegalArgumentException("unknown topology '" + label + "'; known: " + Arrays.stream(values())
-                .map(t -> t.label).collect(Collectors.joining(", ")));
+        throw new IllegalArgumentException("unknown topology '" + label + "'; known: "
+                + Arrays.stream(values()).map(t -> t.label).collect(Collectors.joining(", ")));
     }
 }

@@ -6,12 +6,13 @@ import dev.dbbulkhead.BulkheadListener;
 import dev.dbbulkhead.BulkheadRejectedException;
 import dev.dbbulkhead.CommitOutcomeUnknownException;
 import dev.dbbulkhead.DbBulkhead;
-import dev.dbbulkhead.SqlWork;
-import dev.dbbulkhead.WorkloadConfig;
 import dev.dbbulkhead.Deadline;
 import dev.dbbulkhead.DeadlineExceededException;
+import dev.dbbulkhead.SqlWork;
 import dev.dbbulkhead.Workload;
+import dev.dbbulkhead.WorkloadConfig;
 import dev.dbbulkhead.testkit.Secrets;
+import dev.dbbulkhead.tools.support.AdminConsole;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -33,7 +34,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
-import dev.dbbulkhead.tools.support.AdminConsole;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -79,13 +79,38 @@ final class PgBouncerFaults {
      * Where and how hard: {@code url} through PgBouncer, its console at {@code console} (HOST:PORT) as {@code user},
      * its database name there, the pid file and the command that restarts it (for {@link Fault#KILL}).
      */
-    record Settings(String url, String user, String password, String console, String database, Path pidFile,
-            List<String> restart, int pool, double rate, Duration deadline, Duration before, Duration after) {}
+    record Settings(
+            String url,
+            String user,
+            String password,
+            String console,
+            String database,
+            Path pidFile,
+            List<String> restart,
+            int pool,
+            double rate,
+            Duration deadline,
+            Duration before,
+            Duration after) {}
 
     /** One fault's outcome. {@code leaks} is null when every permit and connection came back. */
-    record Result(Fault fault, long operations, long committed, Map<String, Long> told, long unknownPresent,
-            long unknownAbsent, long lost, long doubled, long contradicted, long maxWaitMillis, long overdue,
-            long recoveryMillis, long overloadSignals, int limitBefore, int lowestLimit, int limitAfter,
+    record Result(
+            Fault fault,
+            long operations,
+            long committed,
+            Map<String, Long> told,
+            long unknownPresent,
+            long unknownAbsent,
+            long lost,
+            long doubled,
+            long contradicted,
+            long maxWaitMillis,
+            long overdue,
+            long recoveryMillis,
+            long overloadSignals,
+            int limitBefore,
+            int lowestLimit,
+            int limitAfter,
             @Nullable String leaks) {
         /** Every reported outcome agrees with the ledger, and nothing leaked. */
         boolean reconciled() {
@@ -100,7 +125,8 @@ final class PgBouncerFaults {
     }
 
     Result run(Fault fault, String runId) throws Exception {
-        try (Connection c = connect(); var s = c.createStatement()) {
+        try (Connection c = connect();
+                var s = c.createStatement()) {
             s.execute("CREATE TABLE IF NOT EXISTS " + LEDGER + " (run text NOT NULL, id bigint NOT NULL)");
         }
         var told = new ConcurrentHashMap<Long, String>();
@@ -115,10 +141,16 @@ final class PgBouncerFaults {
         config.setInitializationFailTimeout(-1);
         config.setPoolName("faults-" + fault.option());
         try (var ds = new HikariDataSource(config)) {
-            var db = DbBulkhead.builder(ds).name("faults").poolSize(settings.pool())
-                    .workload(WorkloadConfig.builder("default").concurrent(settings.pool()).extraSlots(settings.pool())
-                            .adaptiveLimitMin(1).build())
-                    .listener(load).build();
+            var db = DbBulkhead.builder(ds)
+                    .name("faults")
+                    .poolSize(settings.pool())
+                    .workload(WorkloadConfig.builder("default")
+                            .concurrent(settings.pool())
+                            .extraSlots(settings.pool())
+                            .adaptiveLimitMin(1)
+                            .build())
+                    .listener(load)
+                    .build();
             Workload w = db.workload("default");
             long faultEnd;
             try (ExecutorService callers = Executors.newVirtualThreadPerTaskExecutor()) {
@@ -137,7 +169,8 @@ final class PgBouncerFaults {
             } // waits for every caller to be told
             String leaks = leaks(w, ds);
             Result result = reconcile(fault, runId, load, told, faultEnd, w.limit(), leaks);
-            try (Connection c = connect(); var s = c.prepareStatement("DELETE FROM " + LEDGER + " WHERE run = ?")) {
+            try (Connection c = connect();
+                    var s = c.prepareStatement("DELETE FROM " + LEDGER + " WHERE run = ?")) {
                 s.setString(1, runId);
                 s.executeUpdate();
             }
@@ -151,8 +184,10 @@ final class PgBouncerFaults {
         switch (fault) {
             case KILL -> {
                 long pid = Long.parseLong(Files.readString(settings.pidFile()).trim());
-                ProcessHandle.of(pid).orElseThrow(() -> new IOException("no PgBouncer with pid " + pid + " (from "
-                        + settings.pidFile() + ")")).destroyForcibly();
+                ProcessHandle.of(pid)
+                        .orElseThrow(() ->
+                                new IOException("no PgBouncer with pid " + pid + " (from " + settings.pidFile() + ")"))
+                        .destroyForcibly();
                 long killed = System.nanoTime();
                 // Down for 1 s, and until its parent reaped it: PgBouncer will not start while its pid file names
                 // a process, even a zombie.
@@ -162,44 +197,49 @@ final class PgBouncerFaults {
                     }
                     TimeUnit.MILLISECONDS.sleep(50);
                 }
-                var restart = new ProcessBuilder(settings.restart()).redirectErrorStream(true).start();
+                var restart = new ProcessBuilder(settings.restart())
+                        .redirectErrorStream(true)
+                        .start();
                 restart.getOutputStream().close();
                 String output = new String(restart.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
                 if (!restart.waitFor(60, TimeUnit.SECONDS) || restart.exitValue() != 0) {
-                    throw new IOException("restarting PgBouncer failed (" + String.join(" ", settings.restart())
-                            + "): " + output.strip());
+                    throw new IOException("restarting PgBouncer failed (" + String.join(" ", settings.restart()) + "): "
+                            + output.strip());
                 }
             }
-            case PAUSE -> console(c -> {
-                c.query("PAUSE " + db);
-                TimeUnit.SECONDS.sleep(2);
-                c.query("RESUME " + db);
-            });
-            case RECONNECT -> console(c -> c.query("RECONNECT " + db));
-            case MAX_CLIENT_CONN -> console(c -> {
-                String before = config(c, "max_client_conn");
-                // Room for the clients other than this pool's: once the pool's connections are evicted, PgBouncer
-                // refuses each new one ("no more connections allowed (max_client_conn)").
-                int clients = c.query("SHOW CLIENTS").size();
-                c.query("SET max_client_conn = " + Math.max(1, clients - settings.pool()));
-                try {
-                    ds.getHikariPoolMXBean().softEvictConnections(); // every new one is refused
-                    TimeUnit.SECONDS.sleep(2);
-                } finally {
-                    c.query("SET max_client_conn = " + before);
-                }
-            });
-            case QUERY_WAIT_TIMEOUT -> console(c -> {
-                String before = config(c, "query_wait_timeout");
-                c.query("SET query_wait_timeout = 1");
-                try {
+            case PAUSE ->
+                console(c -> {
                     c.query("PAUSE " + db);
-                    TimeUnit.SECONDS.sleep(3);
+                    TimeUnit.SECONDS.sleep(2);
                     c.query("RESUME " + db);
-                } finally {
-                    c.query("SET query_wait_timeout = " + before);
-                }
-            });
+                });
+            case RECONNECT -> console(c -> c.query("RECONNECT " + db));
+            case MAX_CLIENT_CONN ->
+                console(c -> {
+                    String before = config(c, "max_client_conn");
+                    // Room for the clients other than this pool's: once the pool's connections are evicted, PgBouncer
+                    // refuses each new one ("no more connections allowed (max_client_conn)").
+                    int clients = c.query("SHOW CLIENTS").size();
+                    c.query("SET max_client_conn = " + Math.max(1, clients - settings.pool()));
+                    try {
+                        ds.getHikariPoolMXBean().softEvictConnections(); // every new one is refused
+                        TimeUnit.SECONDS.sleep(2);
+                    } finally {
+                        c.query("SET max_client_conn = " + before);
+                    }
+                });
+            case QUERY_WAIT_TIMEOUT ->
+                console(c -> {
+                    String before = config(c, "query_wait_timeout");
+                    c.query("SET query_wait_timeout = 1");
+                    try {
+                        c.query("PAUSE " + db);
+                        TimeUnit.SECONDS.sleep(3);
+                        c.query("RESUME " + db);
+                    } finally {
+                        c.query("SET query_wait_timeout = " + before);
+                    }
+                });
             default -> throw new IllegalStateException(fault.name());
         }
         return System.nanoTime();
@@ -293,7 +333,8 @@ final class PgBouncerFaults {
             }
             long waited = System.nanoTime() - arrived;
             maxWait.accumulateAndGet(waited, Math::max);
-            if (fault != Fault.QUERY_WAIT_TIMEOUT && waited > settings.deadline().toNanos() + 50_000_000) {
+            if (fault != Fault.QUERY_WAIT_TIMEOUT
+                    && waited > settings.deadline().toNanos() + 50_000_000) {
                 overdue.increment();
             }
             if (arrived >= faultStart.get()) {
@@ -330,8 +371,15 @@ final class PgBouncerFaults {
         return state;
     }
 
-    private Result reconcile(Fault fault, String runId, Load load, Map<Long, String> told, long faultEnd,
-            int limitAfter, @Nullable String leaks) throws SQLException {
+    private Result reconcile(
+            Fault fault,
+            String runId,
+            Load load,
+            Map<Long, String> told,
+            long faultEnd,
+            int limitAfter,
+            @Nullable String leaks)
+            throws SQLException {
         var rows = new HashMap<Long, Integer>();
         try (Connection c = connect();
                 var s = c.prepareStatement("SELECT id, count(*) FROM " + LEDGER + " WHERE run = ? GROUP BY id")) {
@@ -367,12 +415,27 @@ final class PgBouncerFaults {
             }
         }
         counts.remove("committed");
-        long recovery = load.firstCommitAfter.get() == Long.MAX_VALUE ? -1
+        long recovery = load.firstCommitAfter.get() == Long.MAX_VALUE
+                ? -1
                 : TimeUnit.NANOSECONDS.toMillis(load.firstCommitAfter.get() - faultEnd);
-        return new Result(fault, told.size(), committed, counts, present, absent, lost, doubled, contradicted,
-                TimeUnit.NANOSECONDS.toMillis(load.maxWait.get()), load.overdue.sum(), recovery,
-                load.overloadSignals.sum(), load.limitBefore, (int) Math.min(load.lowestLimit.get(), load.limitBefore),
-                limitAfter, leaks);
+        return new Result(
+                fault,
+                told.size(),
+                committed,
+                counts,
+                present,
+                absent,
+                lost,
+                doubled,
+                contradicted,
+                TimeUnit.NANOSECONDS.toMillis(load.maxWait.get()),
+                load.overdue.sum(),
+                recovery,
+                load.overloadSignals.sum(),
+                load.limitBefore,
+                (int) Math.min(load.lowestLimit.get(), load.limitBefore),
+                limitAfter,
+                leaks);
     }
 
     private Connection connect() throws SQLException {
@@ -386,20 +449,37 @@ final class PgBouncerFaults {
     /** The fault table, Markdown. */
     static List<String> table(List<Result> results, Duration deadline) {
         var lines = new ArrayList<String>();
-        lines.add("| fault | operations | committed | what the other callers were told | outcome unknown: in ledger / "
-                + "not | ledger: lost / doubled / reported failed but committed | longest wait ms (over deadline + "
-                + "50 ms) | recovery ms | overload signals | adaptive L: before / lowest / end | permits and connections |");
+        lines.add(
+                "| fault | operations | committed | what the other callers were told | outcome unknown: in ledger / "
+                        + "not | ledger: lost / doubled / reported failed but committed | longest wait ms (over deadline + "
+                        + "50 ms) | recovery ms | overload signals | adaptive L: before / lowest / end | permits and connections |");
         lines.add("|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---|");
         for (Result r : results) {
             var told = new ArrayList<String>();
-            r.told().entrySet().stream().sorted(Map.Entry.<String, Long>comparingByValue().reversed())
+            r.told().entrySet().stream()
+                    .sorted(Map.Entry.<String, Long>comparingByValue().reversed())
                     .filter(e -> !e.getKey().equals("outcome unknown"))
                     .forEach(e -> told.add(e.getKey() + " " + e.getValue()));
-            lines.add(String.format(Locale.ROOT, "| %s | %d | %d | %s | %d / %d | %d / %d / %d | %d (%d) | %s | %d | %d / %d / %d | %s |",
-                    r.fault().description, r.operations(), r.committed(), told.isEmpty() ? "—" : String.join(", ", told),
-                    r.unknownPresent(), r.unknownAbsent(), r.lost(), r.doubled(), r.contradicted(), r.maxWaitMillis(),
-                    r.overdue(), r.recoveryMillis() < 0 ? "none" : Long.toString(r.recoveryMillis()),
-                    r.overloadSignals(), r.limitBefore(), r.lowestLimit(), r.limitAfter(), r.leaks() == null ? "all back" : "LEAK: " + r.leaks()));
+            lines.add(String.format(
+                    Locale.ROOT,
+                    "| %s | %d | %d | %s | %d / %d | %d / %d / %d | %d (%d) | %s | %d | %d / %d / %d | %s |",
+                    r.fault().description,
+                    r.operations(),
+                    r.committed(),
+                    told.isEmpty() ? "—" : String.join(", ", told),
+                    r.unknownPresent(),
+                    r.unknownAbsent(),
+                    r.lost(),
+                    r.doubled(),
+                    r.contradicted(),
+                    r.maxWaitMillis(),
+                    r.overdue(),
+                    r.recoveryMillis() < 0 ? "none" : Long.toString(r.recoveryMillis()),
+                    r.overloadSignals(),
+                    r.limitBefore(),
+                    r.lowestLimit(),
+                    r.limitAfter(),
+                    r.leaks() == null ? "all back" : "LEAK: " + r.leaks()));
         }
         lines.add("");
         lines.add("Deadline " + deadline.toMillis() + " ms per operation except where no deadline is said.");

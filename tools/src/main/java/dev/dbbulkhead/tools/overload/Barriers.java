@@ -52,7 +52,12 @@ enum Barriers {
 
     /** How one operation ended. */
     enum Result {
-        SUCCEEDED, REJECTED_FULL, REJECTED_PREDICTED, REJECTED_TIMEOUT, FAILED_POOL_TIMEOUT, FAILED_OTHER
+        SUCCEEDED,
+        REJECTED_FULL,
+        REJECTED_PREDICTED,
+        REJECTED_TIMEOUT,
+        FAILED_POOL_TIMEOUT,
+        FAILED_OTHER
     }
 
     /** The SQL of one operation, run on a connection in a transaction; tells the caller when it starts. */
@@ -70,17 +75,27 @@ enum Barriers {
             case POOL_ONLY -> op -> plainTransaction(pool, op);
             case ARTICLE -> articleBarrier(pool, concurrent, extraSlots, wait);
             case DB_BULKHEAD, DB_BULKHEAD_TRACES, DB_BULKHEAD_PREDICTIVE -> {
-                var gate = DbBulkhead.builder(pool).name("overload").workload(WorkloadConfig.builder("default")
-                        .concurrent(concurrent).extraSlots(extraSlots).predictiveRejection(this == DB_BULKHEAD_PREDICTIVE)
-                        .build()).rejectionStackTraces(this == DB_BULKHEAD_TRACES).build();
+                var gate = DbBulkhead.builder(pool)
+                        .name("overload")
+                        .workload(WorkloadConfig.builder("default")
+                                .concurrent(concurrent)
+                                .extraSlots(extraSlots)
+                                .predictiveRejection(this == DB_BULKHEAD_PREDICTIVE)
+                                .build())
+                        .rejectionStackTraces(this == DB_BULKHEAD_TRACES)
+                        .build();
                 yield op -> gate.transaction(wait, c -> {
                     op.run(c);
                     return null;
                 });
             }
             case RESILIENCE4J -> {
-                var bulkhead = Bulkhead.of("overload", BulkheadConfig.custom().maxConcurrentCalls(concurrent)
-                        .maxWaitDuration(wait).build());
+                var bulkhead = Bulkhead.of(
+                        "overload",
+                        BulkheadConfig.custom()
+                                .maxConcurrentCalls(concurrent)
+                                .maxWaitDuration(wait)
+                                .build());
                 yield op -> {
                     bulkhead.acquirePermission();
                     try {

@@ -23,9 +23,21 @@ import org.jspecify.annotations.Nullable;
  */
 final class CapacityBench {
     /** What the command line asked for. */
-    record Settings(List<String> scenarios, List<Kind> kinds, List<Double> loads, List<Integer> sweep,
-            int maxConcurrent, long deadlineMs, double seconds, int repetitions, int locks, int holdMillis,
-            double cpuMillis, int burst, @Nullable Path report, boolean pin) {}
+    record Settings(
+            List<String> scenarios,
+            List<Kind> kinds,
+            List<Double> loads,
+            List<Integer> sweep,
+            int maxConcurrent,
+            long deadlineMs,
+            double seconds,
+            int repetitions,
+            int locks,
+            int holdMillis,
+            double cpuMillis,
+            int burst,
+            @Nullable Path report,
+            boolean pin) {}
 
     private final Settings settings;
     private final PrintWriter out;
@@ -36,6 +48,7 @@ final class CapacityBench {
     private final Map<CapacityScenario, Double> alone = new LinkedHashMap<>();
     /** s5-two-workloads' table, if it ran. */
     private List<String> twoWorkloads = List.of();
+
     private String pinned = "not pinned";
 
     private final Progress progress;
@@ -98,11 +111,15 @@ final class CapacityBench {
         try (var ds = pool()) {
             work = scenario.prepare(ds, settings.locks(), settings.holdMillis(), settings.cpuMillis());
             alone.put(scenario, Barriers.medianNanos(ds, work.sql(0, 0.5), 15) / 1e6);
-            capacity = Barriers.closedLoopRate(ds, work, scenario == CapacityScenario.S1_CPU ? 4 : 2 * work.capacityAt(0),
+            capacity = Barriers.closedLoopRate(
+                    ds,
+                    work,
+                    scenario == CapacityScenario.S1_CPU ? 4 : 2 * work.capacityAt(0),
                     Math.min(1.5, settings.seconds()));
         }
-        out.printf("%s: one operation alone %.1f ms; capacity ≈ %.0f ops/s (closed loop)%n", scenario.label,
-                alone.get(scenario), capacity);
+        out.printf(
+                "%s: one operation alone %.1f ms; capacity ≈ %.0f ops/s (closed loop)%n",
+                scenario.label, alone.get(scenario), capacity);
         out.flush();
         for (double load : settings.loads()) {
             for (int r = 0; r < settings.repetitions(); r++) {
@@ -122,8 +139,12 @@ final class CapacityBench {
             work = scenario.prepare(ds, settings.locks(), settings.holdMillis(), 0);
             alone.put(scenario, Barriers.medianNanos(ds, work.sql(0, 0.5), 15) / 1e6);
         }
-        out.printf("%s: one operation alone %.1f ms; %d callers at once, every %d ms; B = %d%n", scenario.label,
-                alone.get(scenario), settings.burst(), Math.max(100, 2 * settings.deadlineMs()),
+        out.printf(
+                "%s: one operation alone %.1f ms; %d callers at once, every %d ms; B = %d%n",
+                scenario.label,
+                alone.get(scenario),
+                settings.burst(),
+                Math.max(100, 2 * settings.deadlineMs()),
                 settings.maxConcurrent());
         out.flush();
         for (int r = 0; r < settings.repetitions(); r++) {
@@ -132,7 +153,11 @@ final class CapacityBench {
                 try (var ds = pool()) {
                     var gate = CapacityGates.of(config, ds, settings.maxConcurrent(), settings.deadlineMs());
                     runs.computeIfAbsent(new Cell(scenario, settings.burst(), config), k -> new ArrayList<>())
-                            .add(CapacityRun.bursts(gate, work, settings.burst(), settings.seconds(),
+                            .add(CapacityRun.bursts(
+                                    gate,
+                                    work,
+                                    settings.burst(),
+                                    settings.seconds(),
                                     settings.deadlineMs() * 1_000_000));
                 }
                 progress.step(scenario.label + " " + config + ", repetition " + (r + 1));
@@ -146,17 +171,22 @@ final class CapacityBench {
         try (var ds = pool()) {
             capacities = TwoWorkloads.capacities(ds, settings.locks());
         }
-        out.printf("s5-two-workloads: capacity alone ≈ %.0f interactive or %.0f batch ops/s; interactive at %.0f/s "
-                + "(half), batch at %s × %.0f/s%n", capacities[0], capacities[1], capacities[0] / 2, settings.loads(),
-                capacities[1]);
+        out.printf(
+                "s5-two-workloads: capacity alone ≈ %.0f interactive or %.0f batch ops/s; interactive at %.0f/s "
+                        + "(half), batch at %s × %.0f/s%n",
+                capacities[0], capacities[1], capacities[0] / 2, settings.loads(), capacities[1]);
         out.flush();
-        var bench = new TwoWorkloads(() -> {
-            try {
-                return pool();
-            } catch (SQLException e) {
-                throw new IllegalStateException(e);
-            }
-        }, settings.maxConcurrent(), settings.locks(), settings.seconds());
+        var bench = new TwoWorkloads(
+                () -> {
+                    try {
+                        return pool();
+                    } catch (SQLException e) {
+                        throw new IllegalStateException(e);
+                    }
+                },
+                settings.maxConcurrent(),
+                settings.locks(),
+                settings.seconds());
         twoWorkloads = bench.table(capacities, settings.loads(), settings.repetitions(), progress);
     }
 
@@ -164,12 +194,16 @@ final class CapacityBench {
         return Barriers.warmPool(db, settings.maxConcurrent(), Duration.ofMillis(250));
     }
 
-    private CapacityRun once(Config config, CapacityScenario.Work work, double rate, int repetition)
-            throws Exception {
+    private CapacityRun once(Config config, CapacityScenario.Work work, double rate, int repetition) throws Exception {
         System.gc();
         try (var ds = pool()) {
             var gate = CapacityGates.of(config, ds, settings.maxConcurrent(), settings.deadlineMs());
-            return CapacityRun.run(gate, work, rate, settings.seconds(), settings.deadlineMs() * 1_000_000,
+            return CapacityRun.run(
+                    gate,
+                    work,
+                    rate,
+                    settings.seconds(),
+                    settings.deadlineMs() * 1_000_000,
                     1000L * repetition + Math.round(rate));
         }
     }
@@ -177,14 +211,24 @@ final class CapacityBench {
     /** How the runs were made, for the report. */
     private String header() {
         var md = new StringBuilder();
-        md.append(String.format(Locale.ROOT, "B max = pool = %d, deadline %d ms from each arrival's intended start, "
-                + "Poisson arrivals at the loads × the measured capacity for %.0f s, %d repetition(s) round-robin "
-                + "(medians, spread min–max), K = %d locks held %d ms (s2), CPU %.1f ms (s1), database: %s, JDK %s, "
-                + "%s.%n%n", settings.maxConcurrent(), settings.deadlineMs(), settings.seconds(),
-                settings.repetitions(), settings.locks(), settings.holdMillis(), settings.cpuMillis(),
-                db.isEmbedded() ? "embedded PostgreSQL" : "DB_URL", Runtime.version(), pinned));
-        alone.forEach((s, ms) -> md.append(String.format(Locale.ROOT, "- %s: one operation alone %.1f ms%n", s.label,
-                ms)));
+        md.append(String.format(
+                Locale.ROOT,
+                "B max = pool = %d, deadline %d ms from each arrival's intended start, "
+                        + "Poisson arrivals at the loads × the measured capacity for %.0f s, %d repetition(s) round-robin "
+                        + "(medians, spread min–max), K = %d locks held %d ms (s2), CPU %.1f ms (s1), database: %s, JDK %s, "
+                        + "%s.%n%n",
+                settings.maxConcurrent(),
+                settings.deadlineMs(),
+                settings.seconds(),
+                settings.repetitions(),
+                settings.locks(),
+                settings.holdMillis(),
+                settings.cpuMillis(),
+                db.isEmbedded() ? "embedded PostgreSQL" : "DB_URL",
+                Runtime.version(),
+                pinned));
+        alone.forEach(
+                (s, ms) -> md.append(String.format(Locale.ROOT, "- %s: one operation alone %.1f ms%n", s.label, ms)));
         return md.toString().strip();
     }
 }

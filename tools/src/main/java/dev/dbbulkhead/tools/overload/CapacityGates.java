@@ -124,41 +124,94 @@ final class CapacityGates {
         int concurrent = config.concurrent();
         String label = config.kind().label;
         return switch (config.kind()) {
-            case POOL_ONLY -> new Gate() {
-                @Override
-                public void execute(long deadline, Barriers.Operation op) throws SQLException {
-                    transaction(pool, deadline, op);
-                }
+            case POOL_ONLY ->
+                new Gate() {
+                    @Override
+                    public void execute(long deadline, Barriers.Operation op) throws SQLException {
+                        transaction(pool, deadline, op);
+                    }
 
-                @Override
-                public int limit() {
-                    return poolSize;
-                }
-            };
-            case STATIC, FIXED -> bulkhead(DbBulkhead.builder(pool).name(label).workload("w", concurrent, concurrent)
-                    .build().workload("w"));
+                    @Override
+                    public int limit() {
+                        return poolSize;
+                    }
+                };
+            case STATIC, FIXED ->
+                bulkhead(DbBulkhead.builder(pool)
+                        .name(label)
+                        .workload("w", concurrent, concurrent)
+                        .build()
+                        .workload("w"));
             // Q = B / 4: the queue in front of a limit near the database's capacity stays short.
-            case ADAPTIVE -> audited(pool, label, WorkloadConfig.builder("w").concurrent(concurrent)
-                    .extraSlots(Math.max(1, concurrent / 4)).adaptiveLimitMin(1).predictiveRejection(true)
-                    .predictionAudit(AUDIT).build());
-            case FIFO_DEEP -> bulkhead(DbBulkhead.builder(pool).name(label).workload("w", concurrent,
-                    WorkloadConfig.RECOMMENDED_SLOTS_PER_PERMIT * concurrent).build().workload("w"));
-            case DEADLINE, DEADLINE_NEWEST -> audited(pool, label, WorkloadConfig.recommended("w", concurrent).toBuilder()
-                    .queue(config.kind() == Kind.DEADLINE ? QueuePolicy.DEADLINE : QueuePolicy.DEADLINE_NEWEST_FIRST)
-                    .predictionAudit(AUDIT).build());
-            case DEADLINE_ADAPTIVE -> audited(pool, label, WorkloadConfig.recommended("w", concurrent).toBuilder()
-                    .adaptiveLimitMin(1).predictionAudit(AUDIT).build());
-            case RECOMMENDED -> audited(pool, label, WorkloadConfig.recommended("w", concurrent).toBuilder()
-                    .predictionAudit(AUDIT).build());
+            case ADAPTIVE ->
+                audited(
+                        pool,
+                        label,
+                        WorkloadConfig.builder("w")
+                                .concurrent(concurrent)
+                                .extraSlots(Math.max(1, concurrent / 4))
+                                .adaptiveLimitMin(1)
+                                .predictiveRejection(true)
+                                .predictionAudit(AUDIT)
+                                .build());
+            case FIFO_DEEP ->
+                bulkhead(DbBulkhead.builder(pool)
+                        .name(label)
+                        .workload("w", concurrent, WorkloadConfig.RECOMMENDED_SLOTS_PER_PERMIT * concurrent)
+                        .build()
+                        .workload("w"));
+            case DEADLINE, DEADLINE_NEWEST ->
+                audited(
+                        pool,
+                        label,
+                        WorkloadConfig.recommended("w", concurrent).toBuilder()
+                                .queue(
+                                        config.kind() == Kind.DEADLINE
+                                                ? QueuePolicy.DEADLINE
+                                                : QueuePolicy.DEADLINE_NEWEST_FIRST)
+                                .predictionAudit(AUDIT)
+                                .build());
+            case DEADLINE_ADAPTIVE ->
+                audited(
+                        pool,
+                        label,
+                        WorkloadConfig.recommended("w", concurrent).toBuilder()
+                                .adaptiveLimitMin(1)
+                                .predictionAudit(AUDIT)
+                                .build());
+            case RECOMMENDED ->
+                audited(
+                        pool,
+                        label,
+                        WorkloadConfig.recommended("w", concurrent).toBuilder()
+                                .predictionAudit(AUDIT)
+                                .build());
             // Netflix's defaults (initial 20, Gradient2's min 20) exceed a database pool: min 1, max B, initial B/2.
-            case GRADIENT2 -> netflix(pool, Gradient2Limit.newBuilder().minLimit(1).maxConcurrency(concurrent)
-                    .initialLimit(Math.max(1, concurrent / 2)).build());
-            case VEGAS -> netflix(pool, VegasLimit.newBuilder().maxConcurrency(concurrent)
-                    .initialLimit(Math.max(1, concurrent / 2)).build());
+            case GRADIENT2 ->
+                netflix(
+                        pool,
+                        Gradient2Limit.newBuilder()
+                                .minLimit(1)
+                                .maxConcurrency(concurrent)
+                                .initialLimit(Math.max(1, concurrent / 2))
+                                .build());
+            case VEGAS ->
+                netflix(
+                        pool,
+                        VegasLimit.newBuilder()
+                                .maxConcurrency(concurrent)
+                                .initialLimit(Math.max(1, concurrent / 2))
+                                .build());
             // AIMD backs off on a drop or on a latency above its timeout: the deadline.
-            case AIMD -> netflix(pool, AIMDLimit.newBuilder().minLimit(1).maxLimit(concurrent)
-                    .initialLimit(Math.max(1, concurrent / 2))
-                    .timeout(deadlineMs, TimeUnit.MILLISECONDS).build());
+            case AIMD ->
+                netflix(
+                        pool,
+                        AIMDLimit.newBuilder()
+                                .minLimit(1)
+                                .maxLimit(concurrent)
+                                .initialLimit(Math.max(1, concurrent / 2))
+                                .timeout(deadlineMs, TimeUnit.MILLISECONDS)
+                                .build());
         };
     }
 
@@ -175,7 +228,11 @@ final class CapacityGates {
                 }
             }
         };
-        Workload w = DbBulkhead.builder(pool).name(label).workload(config).listener(listener).build()
+        Workload w = DbBulkhead.builder(pool)
+                .name(label)
+                .workload(config)
+                .listener(listener)
+                .build()
                 .workload("w");
         Gate inner = bulkhead(w);
         return new Gate() {

@@ -37,17 +37,19 @@ final class CapacityReport {
     /** Each scenario at each load, with its configurations' runs, in the order they ran. */
     private Map<Point, Map<Config, List<CapacityRun>>> byPoint() {
         var points = new LinkedHashMap<Point, Map<Config, List<CapacityRun>>>();
-        runs.forEach((cell, list) -> points.computeIfAbsent(new Point(cell.scenario(), cell.load()),
-                p -> new LinkedHashMap<>()).put(cell.config(), list));
+        runs.forEach((cell, list) -> points.computeIfAbsent(
+                        new Point(cell.scenario(), cell.load()), p -> new LinkedHashMap<>())
+                .put(cell.config(), list));
         return points;
     }
 
     List<String> table() {
         var lines = new ArrayList<String>();
-        lines.add("| scenario | load | configuration | goodput within SLO /s (min–max) | committed late | refused at once "
-                + "| admitted, then timed out | false refusals (audited) | succeeded p50 / p99 ms (p99 min–max) "
-                + "| failures p99 ms | told past its wait p99 ms | mean limit | step: settled down / up s "
-                + "| s4: 2 ms / 100 ms within SLO /s (100 ms: share of goodput / of arrivals) |");
+        lines.add(
+                "| scenario | load | configuration | goodput within SLO /s (min–max) | committed late | refused at once "
+                        + "| admitted, then timed out | false refusals (audited) | succeeded p50 / p99 ms (p99 min–max) "
+                        + "| failures p99 ms | told past its wait p99 ms | mean limit | step: settled down / up s "
+                        + "| s4: 2 ms / 100 ms within SLO /s (100 ms: share of goodput / of arrivals) |");
         lines.add("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
         runs.forEach((cell, list) -> lines.add(row(cell, list)));
         return lines;
@@ -55,7 +57,8 @@ final class CapacityReport {
 
     private static String row(Cell cell, List<CapacityRun> list) {
         CapacityScenario scenario = cell.scenario();
-        return "| " + scenario.label + " | " + f(cell.load()) + (scenario == CapacityScenario.S6_BURST ? " at once" : "×")
+        return "| " + scenario.label + " | " + f(cell.load())
+                + (scenario == CapacityScenario.S6_BURST ? " at once" : "×")
                 + " | " + cell.config().label()
                 + " | " + spread(list, CapacityRun::goodputInSlo)
                 + " | " + f(median(list, r -> r.count(Result.LATE)))
@@ -67,8 +70,11 @@ final class CapacityReport {
                 + " | " + f(median(list, r -> ms(r.failed, 99)))
                 + " | " + f(median(list, r -> ms(r.overshoot, 99)))
                 + " | " + f(median(list, r -> r.meanLimit(0, 1)))
-                + " | " + (scenario == CapacityScenario.S3_STEP ? f(median(list, r -> CapacityStats.settle(r, 1 / 3.0)))
-                        + " / " + f(median(list, r -> CapacityStats.settle(r, 2 / 3.0))) : "")
+                + " | "
+                + (scenario == CapacityScenario.S3_STEP
+                        ? f(median(list, r -> CapacityStats.settle(r, 1 / 3.0))) + " / "
+                                + f(median(list, r -> CapacityStats.settle(r, 2 / 3.0)))
+                        : "")
                 + " | " + (scenario == CapacityScenario.S4_MIXED ? CapacityStats.byKind(list) : "") + " |";
     }
 
@@ -90,15 +96,27 @@ final class CapacityReport {
     private String target(Point point, Map<Config, List<CapacityRun>> byConfig, List<CapacityRun> adaptive) {
         double ours = median(adaptive, CapacityRun::goodputInSlo);
         double oursP99 = median(adaptive, r -> ms(r.succeeded, 99));
-        var line = new StringBuilder(String.format(Locale.ROOT, "%s at %s×: adaptive %.0f/s within SLO, p99 %.1f ms",
-                point.scenario().label, f(point.load()), ours, oursP99));
-        byConfig.entrySet().stream().filter(e -> e.getKey().kind() == Kind.STATIC)
-                .max((a, b) -> Double.compare(median(a.getValue(), CapacityRun::goodputInSlo),
+        var line = new StringBuilder(String.format(
+                Locale.ROOT,
+                "%s at %s×: adaptive %.0f/s within SLO, p99 %.1f ms",
+                point.scenario().label,
+                f(point.load()),
+                ours,
+                oursP99));
+        byConfig.entrySet().stream()
+                .filter(e -> e.getKey().kind() == Kind.STATIC)
+                .max((a, b) -> Double.compare(
+                        median(a.getValue(), CapacityRun::goodputInSlo),
                         median(b.getValue(), CapacityRun::goodputInSlo)))
                 .ifPresent(best -> {
                     double g = median(best.getValue(), CapacityRun::goodputInSlo);
-                    line.append(String.format(Locale.ROOT, "; best static (%s) %.0f/s: %.2f× (≥ 0.97: %s)",
-                            best.getKey().label(), g, ours / g, ours >= 0.97 * g ? "met" : "missed"));
+                    line.append(String.format(
+                            Locale.ROOT,
+                            "; best static (%s) %.0f/s: %.2f× (≥ 0.97: %s)",
+                            best.getKey().label(),
+                            g,
+                            ours / g,
+                            ours >= 0.97 * g ? "met" : "missed"));
                 });
         double peerGoodput = -1;
         double peerP99 = Double.MAX_VALUE;
@@ -113,15 +131,25 @@ final class CapacityReport {
             }
         }
         if (peerGoodput >= 0) {
-            line.append(String.format(Locale.ROOT, "; goodput ≥ the better of them: %s (%.2f×), p99 ≤ the lower: %s",
-                    ours >= peerGoodput ? "met" : "missed", ours / peerGoodput, oursP99 <= peerP99 ? "met" : "missed"));
+            line.append(String.format(
+                    Locale.ROOT,
+                    "; goodput ≥ the better of them: %s (%.2f×), p99 ≤ the lower: %s",
+                    ours >= peerGoodput ? "met" : "missed",
+                    ours / peerGoodput,
+                    oursP99 <= peerP99 ? "met" : "missed"));
         }
-        line.append(String.format(Locale.ROOT, "; admitted then timed out %.1f %% (≤ 1 %%), false refusals %s",
-                100 * median(adaptive, CapacityRun::wastedShare), CapacityStats.falseRefusals(adaptive)));
+        line.append(String.format(
+                Locale.ROOT,
+                "; admitted then timed out %.1f %% (≤ 1 %%), false refusals %s",
+                100 * median(adaptive, CapacityRun::wastedShare),
+                CapacityStats.falseRefusals(adaptive)));
         if (settings.seconds() >= 60) {
-            line.append(String.format(Locale.ROOT, "; limit drift %+.0f %% (mean %.1f then %.1f)",
+            line.append(String.format(
+                    Locale.ROOT,
+                    "; limit drift %+.0f %% (mean %.1f then %.1f)",
                     100 * (median(adaptive, r -> r.meanLimit(0.8, 1) / r.meanLimit(0.1, 0.3)) - 1),
-                    median(adaptive, r -> r.meanLimit(0.1, 0.3)), median(adaptive, r -> r.meanLimit(0.8, 1))));
+                    median(adaptive, r -> r.meanLimit(0.1, 0.3)),
+                    median(adaptive, r -> r.meanLimit(0.8, 1))));
         }
         return line.toString();
     }

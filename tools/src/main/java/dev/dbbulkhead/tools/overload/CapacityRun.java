@@ -52,6 +52,7 @@ final class CapacityRun {
     final Histogram overshoot = new ConcurrentHistogram(HIGHEST, 3);
     /** (seconds since the start, limit in force, K) every 50 ms. */
     final List<double[]> limits = new ArrayList<>();
+
     double seconds;
     /** Per kind of operation ({@link CapacityScenario.Work#kind}): {arrived, committed within its deadline}. */
     final LongAdder[][] byKind = {{new LongAdder(), new LongAdder()}, {new LongAdder(), new LongAdder()}};
@@ -96,12 +97,21 @@ final class CapacityRun {
 
     /** The mean limit between {@code from} and {@code to} (fractions of the run). */
     double meanLimit(double from, double to) {
-        return limits.stream().filter(s -> s[0] >= from * seconds && s[0] < to * seconds).mapToDouble(s -> s[1])
-                .average().orElse(Double.NaN);
+        return limits.stream()
+                .filter(s -> s[0] >= from * seconds && s[0] < to * seconds)
+                .mapToDouble(s -> s[1])
+                .average()
+                .orElse(Double.NaN);
     }
 
-    static CapacityRun run(CapacityGates.Gate gate, CapacityScenario.Work work, double rate, double seconds,
-            long deadlineNanos, long seed) throws InterruptedException {
+    static CapacityRun run(
+            CapacityGates.Gate gate,
+            CapacityScenario.Work work,
+            double rate,
+            double seconds,
+            long deadlineNanos,
+            long seed)
+            throws InterruptedException {
         var run = new CapacityRun();
         run.seconds = seconds;
         var random = new Random(seed);
@@ -153,8 +163,9 @@ final class CapacityRun {
      * Bursts of {@code size} callers released at once from a latch, one burst every two deadlines (at least 100 ms)
      * for {@code seconds}; each caller's deadline counts from the release.
      */
-    static CapacityRun bursts(CapacityGates.Gate gate, CapacityScenario.Work work, int size, double seconds,
-            long deadlineNanos) throws InterruptedException {
+    static CapacityRun bursts(
+            CapacityGates.Gate gate, CapacityScenario.Work work, int size, double seconds, long deadlineNanos)
+            throws InterruptedException {
         var run = new CapacityRun();
         run.seconds = seconds;
         long gap = Math.max(TimeUnit.MILLISECONDS.toNanos(100), 2 * deadlineNanos);
@@ -226,25 +237,31 @@ final class CapacityRun {
         long latency = Math.min(HIGHEST, Math.max(0, end - intended));
         (failure == null ? succeeded : failed).recordValue(latency);
         if (failure instanceof BulkheadRejectedException refused && waitedAndRefused(refused)) {
-            overshoot.recordValue(Math.min(HIGHEST, Math.max(0, end - called - refused.allowedWait().toNanos())));
+            overshoot.recordValue(Math.min(
+                    HIGHEST, Math.max(0, end - called - refused.allowedWait().toNanos())));
         }
     }
 
     /** A rejection told when the caller's wait for a permit ended: its queue wait, deadline or reserve. */
     private static boolean waitedAndRefused(@Nullable Throwable t) {
-        return t instanceof QueueTimeoutException || (t instanceof WouldTimeOutException w && !w.waited().isZero())
-                || (t instanceof DeadlineExceededException d && d.stage() == DeadlineExceededException.Stage.PERMIT_WAIT);
+        return t instanceof QueueTimeoutException
+                || (t instanceof WouldTimeOutException w && !w.waited().isZero())
+                || (t instanceof DeadlineExceededException d
+                        && d.stage() == DeadlineExceededException.Stage.PERMIT_WAIT);
     }
 
     static Result classify(@Nullable Throwable t) {
-        if (t instanceof AdmissionFullException || t instanceof WouldTimeOutException || t instanceof LoadShedException
+        if (t instanceof AdmissionFullException
+                || t instanceof WouldTimeOutException
+                || t instanceof LoadShedException
                 || t instanceof CapacityGates.LimiterRejected) {
             return Result.REFUSED;
         }
         if (t instanceof DeadlineExceededException d) {
             return d.stage() == DeadlineExceededException.Stage.BEFORE_ADMISSION ? Result.REFUSED : Result.WASTED;
         }
-        if (t instanceof QueueTimeoutException || t instanceof SQLTransientConnectionException
+        if (t instanceof QueueTimeoutException
+                || t instanceof SQLTransientConnectionException
                 || (t instanceof SQLException s && "57014".equals(s.getSQLState()))) {
             return Result.WASTED;
         }

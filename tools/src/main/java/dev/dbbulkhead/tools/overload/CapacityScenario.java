@@ -85,7 +85,8 @@ enum CapacityScenario {
 
     /** Prepares the database (the lock function) and calibrates the work. */
     Work prepare(DataSource pool, int locks, int holdMillis, double cpuMillis) throws SQLException {
-        try (Connection c = pool.getConnection(); var s = c.createStatement()) {
+        try (Connection c = pool.getConnection();
+                var s = c.createStatement()) {
             LockSlots.install(c);
             int rounds = this == S1_CPU ? calibrate(s, cpuMillis) : 0;
             return new Work(this, rounds, locks, holdMillis);

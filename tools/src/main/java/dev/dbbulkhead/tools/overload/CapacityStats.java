@@ -16,7 +16,12 @@ final class CapacityStats {
         double shortOnes = median(list, r -> r.goodputInSlo(0));
         double longOnes = median(list, r -> r.goodputInSlo(1));
         double share = shortOnes + longOnes == 0 ? 0 : longOnes / (shortOnes + longOnes);
-        return String.format(Locale.ROOT, "%s / %s (%.1f %% / %.1f %%)", f(shortOnes), f(longOnes), 100 * share,
+        return String.format(
+                Locale.ROOT,
+                "%s / %s (%.1f %% / %.1f %%)",
+                f(shortOnes),
+                f(longOnes),
+                100 * share,
                 100 * median(list, r -> r.offeredShare(1)));
     }
 
@@ -31,8 +36,8 @@ final class CapacityStats {
             return "–";
         }
         double[] ci = Stats.wilson(served, audited);
-        return String.format(Locale.ROOT, "%.1f %% [%.1f–%.1f] of %d", 100.0 * served / audited, 100 * ci[0],
-                100 * ci[1], audited);
+        return String.format(
+                Locale.ROOT, "%.1f %% [%.1f–%.1f] of %d", 100.0 * served / audited, 100 * ci[0], 100 * ci[1], audited);
     }
 
     /**
@@ -42,8 +47,11 @@ final class CapacityStats {
     static double settle(CapacityRun run, double fraction) {
         double step = fraction * run.seconds;
         double phaseEnd = step + run.seconds / 3;
-        double settled = run.limits.stream().filter(s -> s[0] >= phaseEnd - run.seconds / 9 && s[0] < phaseEnd)
-                .mapToDouble(s -> s[1]).average().orElse(Double.NaN);
+        double settled = run.limits.stream()
+                .filter(s -> s[0] >= phaseEnd - run.seconds / 9 && s[0] < phaseEnd)
+                .mapToDouble(s -> s[1])
+                .average()
+                .orElse(Double.NaN);
         for (double[] s : run.limits) {
             if (s[0] >= step && Math.abs(s[1] - settled) <= 0.2 * settled) {
                 return s[0] - step;

@@ -25,43 +25,69 @@ import picocli.CommandLine.Spec;
  * the real PostgreSQL, in two scenarios (a burst released at once, an open loop at a fixed rate), and prints one
  * table; {@code --report DIR} also writes it as Markdown with an SVG chart.
  */
-@Command(name = "overload",
+@Command(
+        name = "overload",
         header = "Compare pool-only, the article's barrier, db-bulkhead and Resilience4j under overload on "
                 + "PostgreSQL.",
-        mixinStandardHelpOptions = true, sortOptions = false,
-        description = {"Compare pool-only, the article's barrier, db-bulkhead (as built by default, and with "
-                + "rejection stack traces) and Resilience4j under the same overload on PostgreSQL (DB_URL/DB_USER/DB_PASSWORD, "
-                + "else embedded).",
+        mixinStandardHelpOptions = true,
+        sortOptions = false,
+        description = {
+            "Compare pool-only, the article's barrier, db-bulkhead (as built by default, and with "
+                    + "rejection stack traces) and Resilience4j under the same overload on PostgreSQL (DB_URL/DB_USER/DB_PASSWORD, "
+                    + "else embedded).",
             "Latency counts from each operation's intended start; medians over the repetitions, which run "
-                + "round-robin after an unmeasured warm-up burst per configuration."})
+                    + "round-robin after an unmeasured warm-up burst per configuration."
+        })
 public final class OverloadCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--pool", defaultValue = "4", paramLabel = "P", description = "Pool size (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--pool",
+            defaultValue = "4",
+            paramLabel = "P",
+            description = "Pool size (default: ${DEFAULT-VALUE}).")
     int pool;
 
-    @Option(names = "--connection-timeout", defaultValue = "1000", paramLabel = "MS",
+    @Option(
+            names = "--connection-timeout",
+            defaultValue = "1000",
+            paramLabel = "MS",
             description = "HikariCP connectionTimeout, >= 250 (default: ${DEFAULT-VALUE}).")
     long connectionTimeoutMs;
 
-    @Option(names = "--concurrent", defaultValue = "4", paramLabel = "B",
+    @Option(
+            names = "--concurrent",
+            defaultValue = "4",
+            paramLabel = "B",
             description = "Execution permits B (default: ${DEFAULT-VALUE}).")
     int concurrent;
 
-    @Option(names = "--extra", defaultValue = "16", paramLabel = "Q",
+    @Option(
+            names = "--extra",
+            defaultValue = "16",
+            paramLabel = "Q",
             description = "Extra admission Q (default: ${DEFAULT-VALUE}).")
     int extra;
 
-    @Option(names = "--wait", defaultValue = "50", paramLabel = "MS",
+    @Option(
+            names = "--wait",
+            defaultValue = "50",
+            paramLabel = "MS",
             description = "Queue wait for an execution permit (default: ${DEFAULT-VALUE}).")
     long waitMs;
 
-    @Option(names = "--sql", defaultValue = "SELECT pg_sleep(0.02)", paramLabel = "SQL",
+    @Option(
+            names = "--sql",
+            defaultValue = "SELECT pg_sleep(0.02)",
+            paramLabel = "SQL",
             description = "What each operation runs (default: ${DEFAULT-VALUE}).")
     String sql;
 
-    @Option(names = "--operations", defaultValue = "2000", paramLabel = "N",
+    @Option(
+            names = "--operations",
+            defaultValue = "2000",
+            paramLabel = "N",
             description = "Operations in the burst (default: ${DEFAULT-VALUE}).")
     int operations;
 
@@ -70,80 +96,130 @@ public final class OverloadCommand implements Callable<Integer> {
      * 10 us apart are not timed anyway, and a million waiting operations is what a run holds in a 1 GB heap.
      */
     static final double MAX_RATE = 100_000;
+
     static final double MAX_OPERATIONS = 1_000_000;
 
-    @Option(names = "--rate", paramLabel = "OPS",
+    @Option(
+            names = "--rate",
+            paramLabel = "OPS",
             description = "Open-loop arrivals per second (default: 5 × the pool's measured capacity; at most 100000, "
                     + "and --rate × --duration at most 1000000).")
     Double rate;
 
-    @Option(names = "--duration", defaultValue = "10", paramLabel = "S",
+    @Option(
+            names = "--duration",
+            defaultValue = "10",
+            paramLabel = "S",
             description = "Open-loop duration in seconds (default: ${DEFAULT-VALUE}).")
     double durationSeconds;
 
-    @Option(names = "--repetitions", defaultValue = "3", paramLabel = "N",
-            description = "Runs of each scenario and configuration; the table shows medians (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--repetitions",
+            defaultValue = "3",
+            paramLabel = "N",
+            description =
+                    "Runs of each scenario and configuration; the table shows medians (default: ${DEFAULT-VALUE}).")
     int repetitions;
 
-    @Option(names = "--configs", split = ",", paramLabel = "NAME",
+    @Option(
+            names = "--configs",
+            split = ",",
+            paramLabel = "NAME",
             defaultValue = "pool-only,article,db-bulkhead,db-bulkhead-traces,resilience4j",
             description = "Configurations to compare (default: ${DEFAULT-VALUE}).")
     List<String> configs;
 
-    @Option(names = "--scenarios", split = ",", paramLabel = "NAME", defaultValue = "burst,open-loop",
-            description = "Scenarios: burst, open-loop; and the capacity ones, for adaptive limits: s1-cpu (CPU-bound "
-                    + "work), s2-locks (K advisory locks), s3-step (K = 8, then 2, then 8), s4-mixed (90 %% 2 ms, 10 %% "
-                    + "100 ms on the K locks), s5-two-workloads (interactive 5 ms / 100 ms deadline beside batch 50 ms "
-                    + "/ 5 s), s6-burst (--burst-size callers at once, every two deadlines) (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--scenarios",
+            split = ",",
+            paramLabel = "NAME",
+            defaultValue = "burst,open-loop",
+            description =
+                    "Scenarios: burst, open-loop; and the capacity ones, for adaptive limits: s1-cpu (CPU-bound "
+                            + "work), s2-locks (K advisory locks), s3-step (K = 8, then 2, then 8), s4-mixed (90 %% 2 ms, 10 %% "
+                            + "100 ms on the K locks), s5-two-workloads (interactive 5 ms / 100 ms deadline beside batch 50 ms "
+                            + "/ 5 s), s6-burst (--burst-size callers at once, every two deadlines) (default: ${DEFAULT-VALUE}).")
     List<String> scenarios;
 
-    @Option(names = "--capacity-configs", split = ",", paramLabel = "NAME",
+    @Option(
+            names = "--capacity-configs",
+            split = ",",
+            paramLabel = "NAME",
             defaultValue = "pool-only,static,db-bulkhead,db-bulkhead-adaptive,gradient2,vegas",
             description = "Capacity scenarios: configurations to compare; static is swept over --sweep "
                     + "(default: ${DEFAULT-VALUE}).")
     List<String> capacityConfigs;
 
-    @Option(names = "--loads", split = ",", paramLabel = "X", defaultValue = "1,2,5,10",
+    @Option(
+            names = "--loads",
+            split = ",",
+            paramLabel = "X",
+            defaultValue = "1,2,5,10",
             description = "Capacity scenarios: Poisson arrival rates, as multiples of the measured capacity "
                     + "(default: ${DEFAULT-VALUE}).")
     List<Double> loads;
 
-    @Option(names = "--deadline", defaultValue = "300", paramLabel = "MS",
+    @Option(
+            names = "--deadline",
+            defaultValue = "300",
+            paramLabel = "MS",
             description = "Capacity scenarios: each operation's deadline from its intended start "
                     + "(default: ${DEFAULT-VALUE}).")
     long deadlineMs;
 
-    @Option(names = "--max-concurrent", defaultValue = "16", paramLabel = "B",
+    @Option(
+            names = "--max-concurrent",
+            defaultValue = "16",
+            paramLabel = "B",
             description = "Capacity scenarios: the pool size, and B for db-bulkhead and the adaptive limiters' "
                     + "maximum (default: ${DEFAULT-VALUE}).")
     int maxConcurrent;
 
-    @Option(names = "--sweep", split = ",", paramLabel = "B", defaultValue = "1,2,4,8,16",
+    @Option(
+            names = "--sweep",
+            split = ",",
+            paramLabel = "B",
+            defaultValue = "1,2,4,8,16",
             description = "Capacity scenarios: the values of B tried for the best static one "
                     + "(default: ${DEFAULT-VALUE}).")
     List<Integer> sweep;
 
-    @Option(names = "--locks", defaultValue = "4", paramLabel = "K",
+    @Option(
+            names = "--locks",
+            defaultValue = "4",
+            paramLabel = "K",
             description = "s2-locks: advisory locks, the capacity (default: ${DEFAULT-VALUE}).")
     int locks;
 
-    @Option(names = "--hold", defaultValue = "10", paramLabel = "MS",
+    @Option(
+            names = "--hold",
+            defaultValue = "10",
+            paramLabel = "MS",
             description = "s2-locks, s3-step: how long an operation holds its lock (default: ${DEFAULT-VALUE}).")
     int holdMs;
 
-    @Option(names = "--cpu", defaultValue = "5", paramLabel = "MS",
+    @Option(
+            names = "--cpu",
+            defaultValue = "5",
+            paramLabel = "MS",
             description = "s1-cpu: CPU time of one operation alone (default: ${DEFAULT-VALUE}).")
     double cpuMs;
 
-    @Option(names = "--burst-size", defaultValue = "200", paramLabel = "N",
+    @Option(
+            names = "--burst-size",
+            defaultValue = "200",
+            paramLabel = "N",
             description = "s6-burst: callers arriving at once in each burst (default: ${DEFAULT-VALUE}).")
     int burstSize;
 
     @Option(names = "--report", paramLabel = "DIR", description = "Also write DIR/overload.md and DIR/overload.svg.")
     Path report;
 
-    @Option(names = "--pin", description = "Capacity scenarios: PostgreSQL on CPU 0, this tool on the others "
-            + "(taskset; the server must be local and readable by this user), so that they stop sharing a core.")
+    @Option(
+            names = "--pin",
+            description =
+                    "Capacity scenarios: PostgreSQL on CPU 0, this tool on the others "
+                            + "(taskset; the server must be local and readable by this user), so that they stop sharing a core.")
     boolean pin;
 
     @Override
@@ -152,16 +228,35 @@ public final class OverloadCommand implements Callable<Integer> {
         PrintWriter out = spec.commandLine().getOut();
         PostgresOnly.check();
         TestDatabase db = TestDatabase.get();
-        List<String> capacity = scenarios.stream().filter(CapacityScenario::isOne).toList();
+        List<String> capacity =
+                scenarios.stream().filter(CapacityScenario::isOne).toList();
         scenarios = scenarios.stream().filter(s -> !CapacityScenario.isOne(s)).toList();
         if (!scenarios.isEmpty()) {
             classic(out, db);
         }
         if (!capacity.isEmpty()) {
-            var kinds = capacityConfigs.stream().map(CapacityGates.Kind::byLabel).toList();
-            new CapacityBench(new CapacityBench.Settings(capacity, kinds, loads, sweep, maxConcurrent,
-                    deadlineMs, durationSeconds, repetitions, locks, holdMs, cpuMs, burstSize, report, pin), out, db,
-                    new Progress(spec.commandLine().getErr(), 0)).run();
+            var kinds =
+                    capacityConfigs.stream().map(CapacityGates.Kind::byLabel).toList();
+            new CapacityBench(
+                            new CapacityBench.Settings(
+                                    capacity,
+                                    kinds,
+                                    loads,
+                                    sweep,
+                                    maxConcurrent,
+                                    deadlineMs,
+                                    durationSeconds,
+                                    repetitions,
+                                    locks,
+                                    holdMs,
+                                    cpuMs,
+                                    burstSize,
+                                    report,
+                                    pin),
+                            out,
+                            db,
+                            new Progress(spec.commandLine().getErr(), 0))
+                    .run();
         }
         return 0;
     }
@@ -174,14 +269,17 @@ public final class OverloadCommand implements Callable<Integer> {
         double opSeconds = calibrate(db);
         double capacity = pool / opSeconds;
         double openRate = rate != null ? rate : 5 * capacity;
-        out.printf("database: %s; one operation alone: %.1f ms; pool capacity ≈ %.0f ops/s%n", db.description(),
-                opSeconds * 1000, capacity);
-        out.printf("pool=%d connectionTimeout=%d ms, B=%d, Q=%d, wait=%d ms, sql=%s%n", pool, connectionTimeoutMs,
-                concurrent, extra, waitMs, sql);
-        out.printf("burst: %d operations at once; open loop: %.0f ops/s for %.1f s; %d repetition(s)%n%n",
+        out.printf(
+                "database: %s; one operation alone: %.1f ms; pool capacity ≈ %.0f ops/s%n",
+                db.description(), opSeconds * 1000, capacity);
+        out.printf(
+                "pool=%d connectionTimeout=%d ms, B=%d, Q=%d, wait=%d ms, sql=%s%n",
+                pool, connectionTimeoutMs, concurrent, extra, waitMs, sql);
+        out.printf(
+                "burst: %d operations at once; open loop: %.0f ops/s for %.1f s; %d repetition(s)%n%n",
                 operations, openRate, durationSeconds, repetitions);
-        var progress = new Progress(spec.commandLine().getErr(),
-                barriers.size() + scenarios.size() * barriers.size() * repetitions);
+        var progress = new Progress(
+                spec.commandLine().getErr(), barriers.size() + scenarios.size() * barriers.size() * repetitions);
         // An unmeasured burst through each configuration first, so that none is measured with cold code.
         for (Barriers barrier : barriers) {
             try (var ds = newPool(db)) {
@@ -210,11 +308,23 @@ public final class OverloadCommand implements Callable<Integer> {
         table.forEach(out::println);
         out.flush();
         if (report != null) {
-            String settings = String.format("pool=%d, connectionTimeout=%d ms, B=%d, Q=%d, wait=%d ms, sql=`%s`, "
+            String settings = String.format(
+                    "pool=%d, connectionTimeout=%d ms, B=%d, Q=%d, wait=%d ms, sql=`%s`, "
                             + "burst of %d, open loop %.0f ops/s for %.1f s, %d repetition(s), one operation alone "
-                            + "%.1f ms, database: %s, JDK %s", pool, connectionTimeoutMs, concurrent, extra, waitMs,
-                    sql, operations, openRate, durationSeconds, repetitions, opSeconds * 1000,
-                    db.isEmbedded() ? "embedded PostgreSQL" : "DB_URL", Runtime.version());
+                            + "%.1f ms, database: %s, JDK %s",
+                    pool,
+                    connectionTimeoutMs,
+                    concurrent,
+                    extra,
+                    waitMs,
+                    sql,
+                    operations,
+                    openRate,
+                    durationSeconds,
+                    repetitions,
+                    opSeconds * 1000,
+                    db.isEmbedded() ? "embedded PostgreSQL" : "DB_URL",
+                    Runtime.version());
             OverloadReport.write(report, settings, table, runs);
             out.println();
             out.println("report: " + report.resolve("overload.md") + ", " + report.resolve("overload.svg"));
@@ -256,7 +366,9 @@ public final class OverloadCommand implements Callable<Integer> {
             errors.add("--rate must be at most " + (long) MAX_RATE + " ops/s (the open loop times each arrival and "
                     + "holds every waiting one), was " + rate);
         }
-        if (finitePositive(errors, "--duration", durationSeconds) && rate != null && rateOk
+        if (finitePositive(errors, "--duration", durationSeconds)
+                && rate != null
+                && rateOk
                 && rate * durationSeconds > MAX_OPERATIONS) {
             errors.add("--rate × --duration must be at most " + (long) MAX_OPERATIONS + " operations, was " + rate
                     + " × " + durationSeconds);
@@ -330,9 +442,11 @@ public final class OverloadCommand implements Callable<Integer> {
                 return null;
             });
         } catch (SQLException e) {
-            throw new ParameterException(spec.commandLine(), "--sql cannot run inside a db-bulkhead transaction, so "
-                    + "every operation through a barrier would fail: " + e.getMessage() + " (SQLState "
-                    + e.getSQLState() + ")");
+            throw new ParameterException(
+                    spec.commandLine(),
+                    "--sql cannot run inside a db-bulkhead transaction, so "
+                            + "every operation through a barrier would fail: " + e.getMessage() + " (SQLState "
+                            + e.getSQLState() + ")");
         }
     }
 

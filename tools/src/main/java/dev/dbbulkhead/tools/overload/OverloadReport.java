@@ -1,14 +1,14 @@
 package dev.dbbulkhead.tools.overload;
 
-import dev.dbbulkhead.tools.overload.Barriers.Result;
-import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import static dev.dbbulkhead.tools.support.Stats.f;
 import static dev.dbbulkhead.tools.support.Stats.median;
 import static dev.dbbulkhead.tools.support.Stats.ms;
 
+import dev.dbbulkhead.tools.overload.Barriers.Result;
 import dev.dbbulkhead.tools.support.Svg;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -19,9 +19,10 @@ import java.util.Map;
 final class OverloadReport {
     private OverloadReport() {}
 
-    static final String HEADER = "| scenario | configuration | succeeded | rejected full / predicted / timeout | failed pool / other "
-            + "| wall s | goodput /s | succeeded p50 / p99 / max ms | failures p50 / p99 / max ms "
-            + "| refused at once: in call p50 / p99 µs | peak waiting | peak heap MB |";
+    static final String HEADER =
+            "| scenario | configuration | succeeded | rejected full / predicted / timeout | failed pool / other "
+                    + "| wall s | goodput /s | succeeded p50 / p99 / max ms | failures p50 / p99 / max ms "
+                    + "| refused at once: in call p50 / p99 µs | peak waiting | peak heap MB |";
 
     /** One scenario through one barrier: what each repetition's run is filed under. */
     record Key(String scenario, Barriers barrier) {}
@@ -63,7 +64,8 @@ final class OverloadReport {
         md.append("# Overload comparison\n\n").append(settings).append("\n\n");
         md.append("Medians over the repetitions. Latency counts from each operation's intended start (the burst's ")
                 .append("release, or its slot in the open loop). \"Failures\" are rejections and pool timeouts ")
-                .append("together; \"predicted\" are predictive rejections (the expected wait exceeded the queue wait); ")
+                .append(
+                        "together; \"predicted\" are predictive rejections (the expected wait exceeded the queue wait); ")
                 .append("\"in call\" is the time a caller refused at once (admission full or predicted) spent inside ")
                 .append("the barrier (queue timeouts wait by design and are left out).\n\n");
         table.forEach(line -> md.append(line).append('\n'));
@@ -76,7 +78,8 @@ final class OverloadReport {
     /** Per scenario: goodput bars, and p99 latency of successes and of failures on a log scale. */
     static String svg(Map<Key, List<OverloadRun>> runs) {
         Map<String, Map<String, List<OverloadRun>>> byScenario = new LinkedHashMap<>();
-        runs.forEach((key, list) -> byScenario.computeIfAbsent(key.scenario(), s -> new LinkedHashMap<>())
+        runs.forEach((key, list) -> byScenario
+                .computeIfAbsent(key.scenario(), s -> new LinkedHashMap<>())
                 .put(key.barrier().label, list));
         int panelW = 440;
         int panelH = 260;
@@ -85,15 +88,37 @@ final class OverloadReport {
         for (var scenario : byScenario.entrySet()) {
             var configs = List.copyOf(scenario.getValue().keySet());
             var lists = List.copyOf(scenario.getValue().values());
-            double[] goodput = lists.stream().mapToDouble(l -> median(l, OverloadRun::goodput)).toArray();
-            double[] okP99 = lists.stream().mapToDouble(l -> median(l, r -> ms(r.succeeded, 99))).toArray();
-            double[] failP99 = lists.stream().mapToDouble(l -> median(l, r -> ms(r.failed, 99))).toArray();
+            double[] goodput = lists.stream()
+                    .mapToDouble(l -> median(l, OverloadRun::goodput))
+                    .toArray();
+            double[] okP99 = lists.stream()
+                    .mapToDouble(l -> median(l, r -> ms(r.succeeded, 99)))
+                    .toArray();
+            double[] failP99 = lists.stream()
+                    .mapToDouble(l -> median(l, r -> ms(r.failed, 99)))
+                    .toArray();
             svg.title(20, y0, scenario.getKey() + ": goodput (succeeded / s)");
-            svg.bars(20, y0 + 10, panelW, panelH, configs, new double[][] {goodput}, List.of("goodput"),
-                    List.of("#888888"), false);
+            svg.bars(
+                    20,
+                    y0 + 10,
+                    panelW,
+                    panelH,
+                    configs,
+                    new double[][] {goodput},
+                    List.of("goodput"),
+                    List.of("#888888"),
+                    false);
             svg.title(panelW + 40, y0, scenario.getKey() + ": p99 latency, ms (log scale)");
-            svg.bars(panelW + 40, y0 + 10, panelW, panelH, configs, new double[][] {okP99, failP99},
-                    List.of("succeeded", "failures"), List.of(Svg.COLOURS.get(0), Svg.COLOURS.get(1)), true);
+            svg.bars(
+                    panelW + 40,
+                    y0 + 10,
+                    panelW,
+                    panelH,
+                    configs,
+                    new double[][] {okP99, failP99},
+                    List.of("succeeded", "failures"),
+                    List.of(Svg.COLOURS.get(0), Svg.COLOURS.get(1)),
+                    true);
             y0 += panelH + 60;
         }
         return svg.end();

@@ -6,6 +6,7 @@ import java.lang.management.MemoryMXBean;
 import java.sql.SQLException;
 import java.util.EnumMap;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -14,7 +15,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
-import java.util.Objects;
 import org.HdrHistogram.ConcurrentHistogram;
 import org.HdrHistogram.Histogram;
 
@@ -33,6 +33,7 @@ final class OverloadRun {
     final Histogram failed = new ConcurrentHistogram(HIGHEST, 3);
     /** Time inside the call of operations rejected because admission was full (no waiting by design). */
     final Histogram fullInCall = new ConcurrentHistogram(HIGHEST, 3);
+
     private final AtomicInteger waiting = new AtomicInteger();
     private final AtomicInteger peakWaiting = new AtomicInteger();
     private final AtomicLong peakHeap = new AtomicLong();
@@ -76,7 +77,8 @@ final class OverloadRun {
         var run = new OverloadRun();
         var release = new CountDownLatch(1);
         var done = new CountDownLatch(operations);
-        try (var heap = run.sampleHeap(); ExecutorService tasks = Executors.newVirtualThreadPerTaskExecutor()) {
+        try (var heap = run.sampleHeap();
+                ExecutorService tasks = Executors.newVirtualThreadPerTaskExecutor()) {
             var ready = new CountDownLatch(operations);
             long[] releasedAt = new long[1];
             for (int i = 0; i < operations; i++) {
@@ -110,7 +112,8 @@ final class OverloadRun {
         long interval = (long) (1e9 / rate);
         int operations = (int) Math.max(1, Math.round(rate * seconds));
         var done = new CountDownLatch(operations);
-        try (var heap = run.sampleHeap(); ExecutorService tasks = Executors.newVirtualThreadPerTaskExecutor()) {
+        try (var heap = run.sampleHeap();
+                ExecutorService tasks = Executors.newVirtualThreadPerTaskExecutor()) {
             run.start = System.nanoTime();
             for (int i = 0; i < operations; i++) {
                 long intended = run.start + i * interval;

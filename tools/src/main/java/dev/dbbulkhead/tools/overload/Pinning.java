@@ -1,6 +1,7 @@
 package dev.dbbulkhead.tools.overload;
 
 import dev.dbbulkhead.testkit.TestDatabase;
+import dev.dbbulkhead.tools.support.Failures;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
@@ -10,7 +11,6 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
-import dev.dbbulkhead.tools.support.Failures;
 
 /**
  * {@code --pin}: PostgreSQL on the first CPU, this load generator on the others, with {@code taskset}, so that the
@@ -36,8 +36,10 @@ final class Pinning {
         try {
             long postmaster = postmaster(db);
             commands.add(List.of("taskset", "-a", "-p", "-c", serverCpu, Long.toString(postmaster)));
-            ProcessHandle.of(postmaster).ifPresent(p -> p.children().forEach(child ->
-                    commands.add(List.of("taskset", "-a", "-p", "-c", serverCpu, Long.toString(child.pid())))));
+            ProcessHandle.of(postmaster)
+                    .ifPresent(p -> p.children()
+                            .forEach(child -> commands.add(
+                                    List.of("taskset", "-a", "-p", "-c", serverCpu, Long.toString(child.pid())))));
         } catch (SQLException | IOException | RuntimeException e) {
             out.println("--pin: cannot find PostgreSQL's postmaster (" + Failures.oneLine(e) + "); pin it yourself: "
                     + "taskset -a -p -c " + serverCpu + " <postmaster pid>");
@@ -63,11 +65,14 @@ final class Pinning {
     }
 
     private static long postmaster(TestDatabase db) throws SQLException, IOException {
-        try (Connection c = db.connect(); var s = c.createStatement();
+        try (Connection c = db.connect();
+                var s = c.createStatement();
                 var r = s.executeQuery("SELECT current_setting('data_directory')")) {
             r.next();
             Path pidFile = Path.of(r.getString(1), "postmaster.pid");
-            return Long.parseLong(Files.readAllLines(pidFile, StandardCharsets.UTF_8).getFirst().trim());
+            return Long.parseLong(Files.readAllLines(pidFile, StandardCharsets.UTF_8)
+                    .getFirst()
+                    .trim());
         }
     }
 }

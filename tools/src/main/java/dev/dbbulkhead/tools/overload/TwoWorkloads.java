@@ -1,11 +1,11 @@
 package dev.dbbulkhead.tools.overload;
 
+import static dev.dbbulkhead.tools.support.Stats.median;
+
 import com.zaxxer.hikari.HikariDataSource;
 import dev.dbbulkhead.DbBulkhead;
 import dev.dbbulkhead.Priority;
 import dev.dbbulkhead.WorkloadConfig;
-import static dev.dbbulkhead.tools.support.Stats.median;
-
 import dev.dbbulkhead.tools.support.Stats;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -28,14 +28,19 @@ final class TwoWorkloads {
     static final long BATCH_DEADLINE_MS = 5_000;
 
     /** How a configuration shares the pool: fixed B per workload, both adaptive, or batch elastic beside interactive. */
-    enum Sharing { FIXED, ADAPTIVE, PRIORITY }
+    enum Sharing {
+        FIXED,
+        ADAPTIVE,
+        PRIORITY
+    }
 
     /** A configuration: B per workload (Q = B / 4, or the recommended cap for priorities) and how they share. */
     record Config(String label, int interactive, int batch, Sharing sharing) {}
 
     static List<Config> configs(int pool) {
         int small = Math.max(1, pool / 4);
-        return List.of(new Config("db-bulkhead " + pool / 2 + " / " + pool / 2, pool / 2, pool / 2, Sharing.FIXED),
+        return List.of(
+                new Config("db-bulkhead " + pool / 2 + " / " + pool / 2, pool / 2, pool / 2, Sharing.FIXED),
                 new Config("db-bulkhead " + (pool - small) + " / " + small, pool - small, small, Sharing.FIXED),
                 new Config("adaptive " + pool / 2 + " / " + pool / 2, pool / 2, pool / 2, Sharing.ADAPTIVE),
                 new Config("adaptive " + (pool - small) + " / " + small, pool - small, small, Sharing.ADAPTIVE),
@@ -63,8 +68,8 @@ final class TwoWorkloads {
         CapacityRun alone;
         try (var ds = pools.get()) {
             var gates = gates(ds, config);
-            alone = CapacityRun.run(gates[0], interactiveWork, interactiveRate, seconds,
-                    INTERACTIVE_DEADLINE_MS * 1_000_000, seed);
+            alone = CapacityRun.run(
+                    gates[0], interactiveWork, interactiveRate, seconds, INTERACTIVE_DEADLINE_MS * 1_000_000, seed);
         }
         try (var ds = pools.get()) {
             var gates = gates(ds, config);
@@ -72,14 +77,14 @@ final class TwoWorkloads {
             var failure = new Exception[1];
             Thread batchThread = Thread.ofPlatform().name("s5-batch").start(() -> {
                 try {
-                    batch[0] = CapacityRun.run(gates[1], batchWork, batchRate, seconds, BATCH_DEADLINE_MS * 1_000_000,
-                            seed + 1);
+                    batch[0] = CapacityRun.run(
+                            gates[1], batchWork, batchRate, seconds, BATCH_DEADLINE_MS * 1_000_000, seed + 1);
                 } catch (Exception e) {
                     failure[0] = e;
                 }
             });
-            var interactive = CapacityRun.run(gates[0], interactiveWork, interactiveRate, seconds,
-                    INTERACTIVE_DEADLINE_MS * 1_000_000, seed);
+            var interactive = CapacityRun.run(
+                    gates[0], interactiveWork, interactiveRate, seconds, INTERACTIVE_DEADLINE_MS * 1_000_000, seed);
             batchThread.join();
             if (failure[0] != null) {
                 throw failure[0];
@@ -89,11 +94,17 @@ final class TwoWorkloads {
     }
 
     private CapacityGates.Gate[] gates(HikariDataSource ds, Config c) {
-        var db = DbBulkhead.builder(ds).name("s5").poolSize(pool).workload(workload("interactive", c.interactive(), c))
-                .workload(workload("batch", c.batch(), c).toBuilder().priority(c.sharing() == Sharing.PRIORITY
-                        ? Priority.ELASTIC : Priority.REGULAR).build()).build();
-        return new CapacityGates.Gate[] {CapacityGates.bulkhead(db.workload("interactive")),
-            CapacityGates.bulkhead(db.workload("batch"))};
+        var db = DbBulkhead.builder(ds)
+                .name("s5")
+                .poolSize(pool)
+                .workload(workload("interactive", c.interactive(), c))
+                .workload(workload("batch", c.batch(), c).toBuilder()
+                        .priority(c.sharing() == Sharing.PRIORITY ? Priority.ELASTIC : Priority.REGULAR)
+                        .build())
+                .build();
+        return new CapacityGates.Gate[] {
+            CapacityGates.bulkhead(db.workload("interactive")), CapacityGates.bulkhead(db.workload("batch"))
+        };
     }
 
     /**
@@ -102,10 +113,18 @@ final class TwoWorkloads {
      */
     private static WorkloadConfig workload(String name, int concurrent, Config c) {
         return switch (c.sharing()) {
-            case FIXED -> WorkloadConfig.builder(name).concurrent(concurrent).extraSlots(Math.max(1, concurrent / 4))
-                    .build();
-            case ADAPTIVE -> WorkloadConfig.builder(name).concurrent(concurrent).extraSlots(Math.max(1, concurrent / 4))
-                    .adaptiveLimitMin(1).predictiveRejection(true).build();
+            case FIXED ->
+                WorkloadConfig.builder(name)
+                        .concurrent(concurrent)
+                        .extraSlots(Math.max(1, concurrent / 4))
+                        .build();
+            case ADAPTIVE ->
+                WorkloadConfig.builder(name)
+                        .concurrent(concurrent)
+                        .extraSlots(Math.max(1, concurrent / 4))
+                        .adaptiveLimitMin(1)
+                        .predictiveRejection(true)
+                        .build();
             case PRIORITY -> WorkloadConfig.recommended(name, concurrent);
         };
     }
@@ -126,17 +145,44 @@ final class TwoWorkloads {
         runs.forEach((c, list) -> {
             double alone = median(list, r -> r.alone().goodputInSlo());
             double together = median(list, r -> r.interactive().goodputInSlo());
-            double lo = list.stream().mapToDouble(r -> r.interactive().goodputInSlo()).min().orElse(0);
-            double hi = list.stream().mapToDouble(r -> r.interactive().goodputInSlo()).max().orElse(0);
+            double lo = list.stream()
+                    .mapToDouble(r -> r.interactive().goodputInSlo())
+                    .min()
+                    .orElse(0);
+            double hi = list.stream()
+                    .mapToDouble(r -> r.interactive().goodputInSlo())
+                    .max()
+                    .orElse(0);
             double p99Alone = median(list, r -> Stats.ms(r.alone().succeeded, 99));
             double p99 = median(list, r -> Stats.ms(r.interactive().succeeded, 99));
-            double batchLo = list.stream().mapToDouble(r -> r.batch().goodputInSlo()).min().orElse(0);
-            double batchHi = list.stream().mapToDouble(r -> r.batch().goodputInSlo()).max().orElse(0);
-            lines.add(String.format(Locale.ROOT, "| %s | %.0f× | %.0f, %.0f (%.0f–%.0f) | %.2f (≥ %.2f: %s) "
-                    + "| %.1f, %.1f (≤ 1.2×: %s) | %.1f (%.1f–%.1f) | %.1f / %.1f |", c.label(), load, alone, together,
-                    lo, hi, together / alone, target, together >= target * alone ? "met" : "missed", p99Alone, p99,
-                    p99 <= 1.2 * p99Alone ? "met" : "missed", median(list, r -> r.batch().goodputInSlo()), batchLo,
-                    batchHi, median(list, r -> r.interactive().meanLimit(0, 1)),
+            double batchLo = list.stream()
+                    .mapToDouble(r -> r.batch().goodputInSlo())
+                    .min()
+                    .orElse(0);
+            double batchHi = list.stream()
+                    .mapToDouble(r -> r.batch().goodputInSlo())
+                    .max()
+                    .orElse(0);
+            lines.add(String.format(
+                    Locale.ROOT,
+                    "| %s | %.0f× | %.0f, %.0f (%.0f–%.0f) | %.2f (≥ %.2f: %s) "
+                            + "| %.1f, %.1f (≤ 1.2×: %s) | %.1f (%.1f–%.1f) | %.1f / %.1f |",
+                    c.label(),
+                    load,
+                    alone,
+                    together,
+                    lo,
+                    hi,
+                    together / alone,
+                    target,
+                    together >= target * alone ? "met" : "missed",
+                    p99Alone,
+                    p99,
+                    p99 <= 1.2 * p99Alone ? "met" : "missed",
+                    median(list, r -> r.batch().goodputInSlo()),
+                    batchLo,
+                    batchHi,
+                    median(list, r -> r.interactive().meanLimit(0, 1)),
                     median(list, r -> r.batch().meanLimit(0, 1))));
         });
         return lines;
@@ -152,8 +198,8 @@ final class TwoWorkloads {
     static double[] capacities(HikariDataSource ds, int locks) throws Exception {
         var work = CapacityScenario.S2_LOCKS.prepare(ds, locks, INTERACTIVE_MS, 0);
         double interactive = Barriers.closedLoopRate(ds, work, 2 * locks, 1.5);
-        double batch = Barriers.closedLoopRate(ds, new CapacityScenario.Work(CapacityScenario.S2_LOCKS, 0, locks,
-                BATCH_MS), 2 * locks, 1.5);
+        double batch = Barriers.closedLoopRate(
+                ds, new CapacityScenario.Work(CapacityScenario.S2_LOCKS, 0, locks, BATCH_MS), 2 * locks, 1.5);
         return new double[] {interactive, batch};
     }
 

@@ -44,8 +44,8 @@ public final class AdminConsole implements AutoCloseable {
         int colon = hostPort.lastIndexOf(':');
         try {
             if (colon > 0) {
-                return connect(hostPort.substring(0, colon), Integer.parseInt(hostPort.substring(colon + 1)), user,
-                        password);
+                return connect(
+                        hostPort.substring(0, colon), Integer.parseInt(hostPort.substring(colon + 1)), user, password);
             }
         } catch (NumberFormatException notAPort) {
             // reported below
@@ -89,16 +89,18 @@ public final class AdminConsole implements AutoCloseable {
                 case 'Z' -> {
                     return;
                 }
-                default -> { } // parameter status, backend key data
+                default -> {} // parameter status, backend key data
             }
         }
     }
 
     private void authenticate(byte[] message, String user, String password) throws IOException {
-        int code = ((message[0] & 0xff) << 24) | ((message[1] & 0xff) << 16) | ((message[2] & 0xff) << 8)
+        int code = ((message[0] & 0xff) << 24)
+                | ((message[1] & 0xff) << 16)
+                | ((message[2] & 0xff) << 8)
                 | (message[3] & 0xff);
         switch (code) {
-            case 0 -> { } // authenticated
+            case 0 -> {} // authenticated
             case 3 -> sendPassword(password);
             case 5 -> {
                 byte[] salt = {message[4], message[5], message[6], message[7]};
@@ -106,8 +108,9 @@ public final class AdminConsole implements AutoCloseable {
                 byte[] outer = concat(inner.getBytes(StandardCharsets.UTF_8), salt);
                 sendPassword("md5" + md5Hex(outer));
             }
-            default -> throw new IOException("PgBouncer asks for an authentication this tool does not speak (code "
-                    + code + "; SCRAM is not supported): use auth_type trust, plain or md5 for the admin user");
+            default ->
+                throw new IOException("PgBouncer asks for an authentication this tool does not speak (code " + code
+                        + "; SCRAM is not supported): use auth_type trust, plain or md5 for the admin user");
         }
     }
 
@@ -144,7 +147,7 @@ public final class AdminConsole implements AutoCloseable {
                     }
                     return rows;
                 }
-                default -> { } // command complete, notices
+                default -> {} // command complete, notices
             }
         }
     }
@@ -179,7 +182,9 @@ public final class AdminConsole implements AutoCloseable {
         var row = new LinkedHashMap<String, String>();
         int at = 2;
         for (int i = 0; i < n; i++) {
-            int length = ((m[at] & 0xff) << 24) | ((m[at + 1] & 0xff) << 16) | ((m[at + 2] & 0xff) << 8)
+            int length = ((m[at] & 0xff) << 24)
+                    | ((m[at + 1] & 0xff) << 16)
+                    | ((m[at + 2] & 0xff) << 8)
                     | (m[at + 3] & 0xff);
             at += 4;
             String value = length < 0 ? null : new String(m, at, length, StandardCharsets.UTF_8);

@@ -4,10 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.dbbulkhead.testkit.TestDatabase;
+import dev.dbbulkhead.tools.Cli;
 import java.sql.Connection;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
-import dev.dbbulkhead.tools.Cli;
 
 class BudgetCommandTest {
     private static Cli.Result run(String... args) {
@@ -16,26 +16,70 @@ class BudgetCommandTest {
 
     @Test
     void theWorkedExampleOfTheSizingGuideFitsWithAPoolOf12AndNotOf20() {
-        var fits = run("budget", "--instances", "12", "--surge", "3", "--pool", "12", "--other", "reporting=10",
-                "--other", "migrations=2", "--other", "psql=5", "--max-connections", "200", "--reserved", "3");
+        var fits = run(
+                "budget",
+                "--instances",
+                "12",
+                "--surge",
+                "3",
+                "--pool",
+                "12",
+                "--other",
+                "reporting=10",
+                "--other",
+                "migrations=2",
+                "--other",
+                "psql=5",
+                "--max-connections",
+                "200",
+                "--reserved",
+                "3");
         assertThat(fits.exit()).as(fits.err()).isZero();
-        assertThat(fits.out()).contains("peak instances      = 12 (autoscaling maximum) + 3 (rolling-deploy surge) = 15",
-                "fleet connections   = 15 × 12 (pool size) = 180", "other clients       = reporting 10 + migrations 2 "
-                        + "+ psql 5 = 17", "demand              = 180 + 17 = 197",
-                "budget              = 200 (max_connections) − 3 (reserved) = 197", "OK: 197 ≤ 197 (0 to spare)");
+        assertThat(fits.out())
+                .contains(
+                        "peak instances      = 12 (autoscaling maximum) + 3 (rolling-deploy surge) = 15",
+                        "fleet connections   = 15 × 12 (pool size) = 180",
+                        "other clients       = reporting 10 + migrations 2 " + "+ psql 5 = 17",
+                        "demand              = 180 + 17 = 197",
+                        "budget              = 200 (max_connections) − 3 (reserved) = 197",
+                        "OK: 197 ≤ 197 (0 to spare)");
 
-        var over = run("budget", "--instances", "12", "--surge", "3", "--pool", "20", "--other", "reporting=10",
-                "--other", "migrations=2", "--other", "psql=5", "--max-connections", "200", "--reserved", "3");
+        var over = run(
+                "budget",
+                "--instances",
+                "12",
+                "--surge",
+                "3",
+                "--pool",
+                "20",
+                "--other",
+                "reporting=10",
+                "--other",
+                "migrations=2",
+                "--other",
+                "psql=5",
+                "--max-connections",
+                "200",
+                "--reserved",
+                "3");
         assertThat(over.exit()).isEqualTo(1);
         assertThat(over.out()).contains("OVER BUDGET: 317 > 197 by 120; the largest pool size that fits is 12");
     }
 
     @Test
     void anUnreachableDatabaseIsOneLineAndExit2AndNeverShowsThePassword() {
-        var r = run("budget", "--instances", "2", "--pool", "3",
-                "--db-url", "jdbc:postgresql://user:s3cret@127.0.0.1:1/nowhere?password=s3cret&ssl=false");
+        var r = run(
+                "budget",
+                "--instances",
+                "2",
+                "--pool",
+                "3",
+                "--db-url",
+                "jdbc:postgresql://user:s3cret@127.0.0.1:1/nowhere?password=s3cret&ssl=false");
         assertThat(r.exit()).isEqualTo(2);
-        assertThat(r.err()).contains("cannot read the server's settings from").doesNotContain("s3cret")
+        assertThat(r.err())
+                .contains("cannot read the server's settings from")
+                .doesNotContain("s3cret")
                 .contains("password=***");
     }
 
@@ -48,7 +92,8 @@ class BudgetCommandTest {
         assertThat(b.budget()).isEqualTo(97);
         assertThat(b.fits()).isTrue();
         assertThat(b.largestPoolThatFits()).isEqualTo(18);
-        assertThat(ConnectionBudget.of(1, 0, 1, Map.of("ops", 200), 100, 3).largestPoolThatFits()).isZero();
+        assertThat(ConnectionBudget.of(1, 0, 1, Map.of("ops", 200), 100, 3).largestPoolThatFits())
+                .isZero();
     }
 
     @Test
@@ -81,7 +126,13 @@ class BudgetCommandTest {
         var negative = run("budget", "--instances", "3", "--pool", "-5", "--max-connections", "100");
         assertThat(negative.exit()).isEqualTo(2);
         assertThat(negative.err()).contains("--pool must be >= 1, was -5");
-        var unreachable = run("budget", "--instances", "3", "--pool", "5", "--db-url",
+        var unreachable = run(
+                "budget",
+                "--instances",
+                "3",
+                "--pool",
+                "5",
+                "--db-url",
                 "jdbc:postgresql://127.0.0.1:1/none?connectTimeout=1");
         assertThat(unreachable.exit()).isEqualTo(2);
         assertThat(unreachable.err()).contains("cannot read the server's settings");
@@ -99,8 +150,10 @@ class BudgetCommandTest {
                 Connection b = java.sql.DriverManager.getConnection(db.jdbcUrl(), props)) {
             var r = run("budget", "--instances", "2", "--pool", "3", "--db-url", db.jdbcUrl());
             assertThat(r.exit()).as(r.err()).isZero();
-            assertThat(r.out()).containsPattern("server: max_connections=\\d+, superuser_reserved_connections=\\d+")
-                    .contains("  nightly-batch: 2").contains("nightly-batch 2");
+            assertThat(r.out())
+                    .containsPattern("server: max_connections=\\d+, superuser_reserved_connections=\\d+")
+                    .contains("  nightly-batch: 2")
+                    .contains("nightly-batch 2");
         }
     }
 }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import dev.dbbulkhead.tools.Cli;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -14,7 +15,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
-import dev.dbbulkhead.tools.Cli;
 
 /**
  * The two-tier budget behind PgBouncer: its settings parsed from the admin console's column sets of 1.18 and of
@@ -52,8 +52,9 @@ class PgBouncerBudgetTest {
 
     @Test
     void anUnknownDatabaseNamesTheOnesServed() throws IOException {
-        assertThatThrownBy(() -> PgBouncerSettings.of(fixture("show-config-1.18.tsv"),
-                fixture("show-databases-1.18.tsv"), "orders")).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> PgBouncerSettings.of(
+                        fixture("show-config-1.18.tsv"), fixture("show-databases-1.18.tsv"), "orders"))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessage("PgBouncer has no database 'orders'; it serves [app]");
     }
 
@@ -65,42 +66,76 @@ class PgBouncerBudgetTest {
         assertThat(fits.demand()).as("2 × (40 + 5) + 5").isEqualTo(95);
         assertThat(fits.fits()).isTrue();
         assertThat(ConnectionBudget.of(12, 3, 20, Map.of(), 100, 3, poolers).explain())
-                .contains("  OVER: 300 > 200 by 100; the poolers refuse the excess clients",
+                .contains(
+                        "  OVER: 300 > 200 by 100; the poolers refuse the excess clients",
                         "OVER BUDGET at tier 1: the largest pool size per instance that the poolers accept is 13");
         var tier2 = ConnectionBudget.of(12, 3, 10, Map.of("ops", 10), 100, 3, poolers);
         assertThat(tier2.fits()).isFalse();
-        assertThat(tier2.explain()).contains("OVER BUDGET at tier 2: 100 > 97 by 3; lower max_db_connections (or "
-                + "reserve_pool) or the number of poolers");
+        assertThat(tier2.explain())
+                .contains("OVER BUDGET at tier 2: 100 > 97 by 3; lower max_db_connections (or "
+                        + "reserve_pool) or the number of poolers");
     }
 
     @Test
     void theCommandNeedsBothLimitsWhenGivenByHand() {
-        var r = Cli.run("budget", "--instances", "2", "--pool", "3", "--max-connections", "100", "--max-client-conn",
-                "10");
+        var r = Cli.run(
+                "budget", "--instances", "2", "--pool", "3", "--max-connections", "100", "--max-client-conn", "10");
         assertThat(r.exit()).isEqualTo(2);
         assertThat(r.err()).contains("give both --max-client-conn and --max-db-connections");
-        var exit1 = Cli.run("budget", "--instances", "12", "--surge", "3", "--pool", "10", "--max-client-conn", "100",
-                "--max-db-connections", "60", "--poolers", "2", "--max-connections", "100", "--reserved", "3");
+        var exit1 = Cli.run(
+                "budget",
+                "--instances",
+                "12",
+                "--surge",
+                "3",
+                "--pool",
+                "10",
+                "--max-client-conn",
+                "100",
+                "--max-db-connections",
+                "60",
+                "--poolers",
+                "2",
+                "--max-connections",
+                "100",
+                "--reserved",
+                "3");
         assertThat(exit1.exit()).isEqualTo(1);
         assertThat(exit1.out()).contains("server connections = 2 × (60 max_db_connections + 0 reserve_pool) = 120");
     }
 
     @Test
     void anUnreachablePgBouncerIsOneLineAndExit2() {
-        var r = Cli.run("budget", "--instances", "2", "--pool", "3", "--max-connections", "100", "--pgbouncer",
-                "127.0.0.1:1");
+        var r = Cli.run(
+                "budget", "--instances", "2", "--pool", "3", "--max-connections", "100", "--pgbouncer", "127.0.0.1:1");
         assertThat(r.exit()).isEqualTo(2);
-        assertThat(r.err().strip()).startsWith("error: cannot read PgBouncer's settings from 127.0.0.1:1")
+        assertThat(r.err().strip())
+                .startsWith("error: cannot read PgBouncer's settings from 127.0.0.1:1")
                 .doesNotContain("\n");
     }
 
     @Test
     void theRealConsoleIsReadOverTheSimpleProtocol() {
         assumeTrue(Cli.listening(6432), "no PgBouncer on 127.0.0.1:6432 (bin/pgbouncer starts one)");
-        var r = Cli.run("budget", "--instances", "3", "--pool", "5", "--max-connections", "100", "--reserved", "3",
-                "--pgbouncer", "127.0.0.1:6432", "--pgbouncer-user", "postgres", "--pgbouncer-database", "bulkhead");
+        var r = Cli.run(
+                "budget",
+                "--instances",
+                "3",
+                "--pool",
+                "5",
+                "--max-connections",
+                "100",
+                "--reserved",
+                "3",
+                "--pgbouncer",
+                "127.0.0.1:6432",
+                "--pgbouncer-user",
+                "postgres",
+                "--pgbouncer-database",
+                "bulkhead");
         assertThat(r.exit()).as(r.err()).isZero();
-        assertThat(r.out()).contains("pgbouncer 127.0.0.1:6432: database 'bulkhead', pool_mode=transaction")
+        assertThat(r.out())
+                .contains("pgbouncer 127.0.0.1:6432: database 'bulkhead', pool_mode=transaction")
                 .contains("tier 2: PgBouncer(s) → PostgreSQL")
                 .containsPattern("queue no barrier sees, now: \\d+ client\\(s\\) waiting for a server connection")
                 .contains("suggested B per instance: at most 6 (= 20 max_db_connections / 3 peak instances)");
@@ -109,28 +144,83 @@ class PgBouncerBudgetTest {
     @Test
     void theQueueInPgBouncerIsReadFromShowPoolsAndTheSuggestedBKeepsItEmpty() {
         var pools = List.of(
-                Map.of("database", "app", "user", "svc", "cl_active", "12", "cl_waiting", "7", "sv_active", "10",
-                        "maxwait", "1", "maxwait_us", "250000"),
-                Map.of("database", "app", "user", "ops", "cl_active", "1", "cl_waiting", "2", "sv_active", "1",
-                        "maxwait", "0", "maxwait_us", "5000"),
-                Map.of("database", "other", "user", "svc", "cl_active", "9", "cl_waiting", "9", "sv_active", "9",
-                        "maxwait", "9", "maxwait_us", "0"));
+                Map.of(
+                        "database",
+                        "app",
+                        "user",
+                        "svc",
+                        "cl_active",
+                        "12",
+                        "cl_waiting",
+                        "7",
+                        "sv_active",
+                        "10",
+                        "maxwait",
+                        "1",
+                        "maxwait_us",
+                        "250000"),
+                Map.of(
+                        "database",
+                        "app",
+                        "user",
+                        "ops",
+                        "cl_active",
+                        "1",
+                        "cl_waiting",
+                        "2",
+                        "sv_active",
+                        "1",
+                        "maxwait",
+                        "0",
+                        "maxwait_us",
+                        "5000"),
+                Map.of(
+                        "database",
+                        "other",
+                        "user",
+                        "svc",
+                        "cl_active",
+                        "9",
+                        "cl_waiting",
+                        "9",
+                        "sv_active",
+                        "9",
+                        "maxwait",
+                        "9",
+                        "maxwait_us",
+                        "0"));
         var queue = PoolerQueue.of(pools, "app");
         assertThat(queue).isEqualTo(new PoolerQueue("app", 13, 9, 11, 1.25));
         assertThat(queue.describe()).contains("9 client(s) waiting for a server connection (longest 1.250 s)");
         var settings = new PgBouncerSettings("app", 1000, 40, 5, "transaction");
-        assertThat(PoolerQueue.suggestion(settings, 15)).startsWith("suggested B per instance: at most 2 (= 40 "
-                + "max_db_connections / 15 peak instances)");
+        assertThat(PoolerQueue.suggestion(settings, 15))
+                .startsWith("suggested B per instance: at most 2 (= 40 " + "max_db_connections / 15 peak instances)");
         assertThat(PoolerQueue.suggestion(settings, 50)).startsWith("suggested B per instance: none fits");
     }
 
     /** Limits as large as an int add up in longs: once, 2147483647 + 1 printed "OK: -2147483648 ≤ 97". */
     @Test
     void hugeLimitsDoNotOverflow() {
-        var r = Cli.run("budget", "--instances", "2", "--pool", "3", "--max-connections", "100", "--reserved", "3",
-                "--max-client-conn", "1000", "--max-db-connections", "2147483647", "--reserve-pool", "1");
+        var r = Cli.run(
+                "budget",
+                "--instances",
+                "2",
+                "--pool",
+                "3",
+                "--max-connections",
+                "100",
+                "--reserved",
+                "3",
+                "--max-client-conn",
+                "1000",
+                "--max-db-connections",
+                "2147483647",
+                "--reserve-pool",
+                "1");
         assertThat(r.exit()).as(r.out()).isEqualTo(1);
-        assertThat(r.out()).contains("server connections = 1 × (2147483647 max_db_connections + 1 reserve_pool) = "
-                + "2147483648").contains("OVER BUDGET at tier 2").doesNotContain("-2147483648");
+        assertThat(r.out())
+                .contains("server connections = 1 × (2147483647 max_db_connections + 1 reserve_pool) = " + "2147483648")
+                .contains("OVER BUDGET at tier 2")
+                .doesNotContain("-2147483648");
     }
 }

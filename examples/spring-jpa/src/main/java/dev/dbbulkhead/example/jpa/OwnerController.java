@@ -26,7 +26,8 @@ public class OwnerController {
     @GetMapping("/owners")
     public List<String> find(@RequestParam(name = "lastName", defaultValue = "") String lastName) {
         return owners.findByLastNameStartingWithOrderByLastName(lastName).stream()
-                .map(o -> o.getLastName() + " (" + o.getCity() + ")").toList();
+                .map(o -> o.getLastName() + " (" + o.getCity() + ")")
+                .toList();
     }
 
     @PostMapping("/owners")

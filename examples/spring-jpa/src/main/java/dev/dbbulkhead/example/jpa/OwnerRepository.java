@@ -17,7 +17,8 @@ public interface OwnerRepository extends JpaRepository<Owner, Long> {
 
     /** A slow report (20 ms in PostgreSQL per call): owners per city. */
     @DbWorkload("batch")
-    @Query(value = "SELECT city, count(*) AS owners FROM owners, pg_sleep(:seconds) GROUP BY city ORDER BY city",
+    @Query(
+            value = "SELECT city, count(*) AS owners FROM owners, pg_sleep(:seconds) GROUP BY city ORDER BY city",
             nativeQuery = true)
     List<Object[]> ownersPerCity(@Param("seconds") double seconds);
 }

@@ -43,12 +43,16 @@ class OwnersApplicationTest {
     @Autowired
     com.zaxxer.hikari.HikariDataSource pool;
 
-    private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-            .executor(Executors.newVirtualThreadPerTaskExecutor()).build();
+    private final HttpClient http = HttpClient.newBuilder()
+            .version(HttpClient.Version.HTTP_1_1)
+            .executor(Executors.newVirtualThreadPerTaskExecutor())
+            .build();
 
     private HttpResponse<String> send(String method, String path) throws Exception {
         var request = HttpRequest.newBuilder(URI.create("http://localhost:" + port + path))
-                .method(method, HttpRequest.BodyPublishers.noBody()).timeout(Duration.ofSeconds(20)).build();
+                .method(method, HttpRequest.BodyPublishers.noBody())
+                .timeout(Duration.ofSeconds(20))
+                .build();
         return http.send(request, HttpResponse.BodyHandlers.ofString());
     }
 
@@ -56,39 +60,57 @@ class OwnersApplicationTest {
     void underBurstsOnlyTwoHundredsAndFiveOThreesComeBackAndThePoolNeverTimesOut() throws Exception {
         var found = send("GET", "/owners?lastName=Da");
         assertThat(found.statusCode()).isEqualTo(200);
-        assertThat(found.body()).contains("Davis (Sun Prairie)", "Davis (Windsor)").doesNotContain("Franklin");
+        assertThat(found.body())
+                .contains("Davis (Sun Prairie)", "Davis (Windsor)")
+                .doesNotContain("Franklin");
 
         var answers = new ArrayList<HttpResponse<String>>();
         for (int round = 0; round < 3; round++) {
             answers.addAll(burst(150, "/owners?lastName=", 50, "/reports/cities"));
         }
-        assertThat(answers).as("every answer is 200 or 503").allSatisfy(r -> assertThat(r.statusCode()).isIn(200, 503));
+        assertThat(answers)
+                .as("every answer is 200 or 503")
+                .allSatisfy(r -> assertThat(r.statusCode()).isIn(200, 503));
         var rejected = answers.stream().filter(r -> r.statusCode() == 503).toList();
-        assertThat(answers).as("served").anySatisfy(r -> assertThat(r.statusCode()).isEqualTo(200));
+        assertThat(answers)
+                .as("served")
+                .anySatisfy(r -> assertThat(r.statusCode()).isEqualTo(200));
         assertThat(rejected).as("the batch excess is refused").isNotEmpty().allSatisfy(r -> {
             assertThat(r.headers().firstValue("Retry-After")).hasValue("1");
             assertThat(r.body()).contains("\"status\":503");
         });
-        long batchRefused = rejected.stream().filter(r -> r.uri().getPath().startsWith("/reports")).count();
-        System.out.printf("3 bursts of 150 interactive + 50 batch requests: %d served; refused: %d interactive, %d "
-                + "batch; by reason %s%n", answers.size() - rejected.size(), rejected.size() - batchRefused, batchRefused,
-                rejected.stream().map(r -> r.body().replaceAll(".*\"reason\":\"([A-Z_]+)\".*", "$1"))
-                        .collect(java.util.stream.Collectors.groupingBy(x -> x, java.util.TreeMap::new,
-                                java.util.stream.Collectors.counting())));
+        long batchRefused = rejected.stream()
+                .filter(r -> r.uri().getPath().startsWith("/reports"))
+                .count();
+        System.out.printf(
+                "3 bursts of 150 interactive + 50 batch requests: %d served; refused: %d interactive, %d "
+                        + "batch; by reason %s%n",
+                answers.size() - rejected.size(),
+                rejected.size() - batchRefused,
+                batchRefused,
+                rejected.stream()
+                        .map(r -> r.body().replaceAll(".*\"reason\":\"([A-Z_]+)\".*", "$1"))
+                        .collect(java.util.stream.Collectors.groupingBy(
+                                x -> x, java.util.TreeMap::new, java.util.stream.Collectors.counting())));
 
         Counter timeouts = registry.find("hikaricp.connections.timeout").counter();
         assertThat(timeouts).as("HikariCP's meters are bound").isNotNull();
         assertThat(timeouts.count()).as("pool timeouts").isZero();
-        FunctionCounter unadmitted = registry.find(DbBulkheadAutoConfiguration.UNADMITTED).functionCounter();
+        FunctionCounter unadmitted =
+                registry.find(DbBulkheadAutoConfiguration.UNADMITTED).functionCounter();
         assertThat(unadmitted).isNotNull();
-        assertThat(unadmitted.count()).as("connections taken outside an admission").isZero();
+        assertThat(unadmitted.count())
+                .as("connections taken outside an admission")
+                .isZero();
 
         var added = send("POST", "/owners?lastName=Coleman&city=Madison");
         assertThat(added.statusCode()).isEqualTo(201);
         for (Workload w : db.workloads()) {
             assertThat(w.available()).as("free permits of %s", w).isEqualTo(w.concurrent());
         }
-        assertThat(pool.getHikariPoolMXBean().getActiveConnections()).as("connections in use").isZero();
+        assertThat(pool.getHikariPoolMXBean().getActiveConnections())
+                .as("connections in use")
+                .isZero();
     }
 
     /** {@code interactive} requests to one path and {@code batch} to another, all released at once. */
