@@ -7,7 +7,7 @@ module dev.dbbulkhead {
     requires transitive java.sql;
     requires jdk.jfr;
     requires static com.google.errorprone.annotations; // @GuardedBy, for the compiler
-    requires static transitive org.jspecify; // the API's @Nullable, for tools; nothing at run time
+    requires static transitive org.jspecify; // the API's @Nullable, for tools; optional, as in Guava
 
     exports dev.dbbulkhead;
 }
