@@ -142,7 +142,7 @@ class OverloadCommandTest {
                 "--loads",
                 "2",
                 "--duration",
-                "1",
+                "0.5",
                 "--repetitions",
                 "1",
                 "--sweep",

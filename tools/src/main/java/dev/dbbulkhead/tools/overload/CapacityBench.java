@@ -169,7 +169,7 @@ final class CapacityBench {
     private void twoWorkloads() throws Exception {
         double[] capacities;
         try (var ds = pool()) {
-            capacities = TwoWorkloads.capacities(ds, settings.locks());
+            capacities = TwoWorkloads.capacities(ds, settings.locks(), Math.min(1.5, settings.seconds()));
         }
         out.printf(
                 "s5-two-workloads: capacity alone ≈ %.0f interactive or %.0f batch ops/s; interactive at %.0f/s "

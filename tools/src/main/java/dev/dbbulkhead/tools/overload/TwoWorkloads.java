@@ -195,11 +195,11 @@ final class TwoWorkloads {
     }
 
     /** What interactive and batch operations each get alone, in a closed loop: {interactive, batch} per second. */
-    static double[] capacities(HikariDataSource ds, int locks) throws Exception {
+    static double[] capacities(HikariDataSource ds, int locks, double seconds) throws Exception {
         var work = CapacityScenario.S2_LOCKS.prepare(ds, locks, INTERACTIVE_MS, 0);
-        double interactive = Barriers.closedLoopRate(ds, work, 2 * locks, 1.5);
+        double interactive = Barriers.closedLoopRate(ds, work, 2 * locks, seconds);
         double batch = Barriers.closedLoopRate(
-                ds, new CapacityScenario.Work(CapacityScenario.S2_LOCKS, 0, locks, BATCH_MS), 2 * locks, 1.5);
+                ds, new CapacityScenario.Work(CapacityScenario.S2_LOCKS, 0, locks, BATCH_MS), 2 * locks, seconds);
         return new double[] {interactive, batch};
     }
 
