@@ -1,5 +1,6 @@
 package dev.dbbulkhead.testkit;
 
+import java.lang.reflect.Proxy;
 import java.sql.Array;
 import java.sql.Blob;
 import java.sql.CallableStatement;
@@ -96,9 +97,21 @@ public final class NoopConnection implements Connection {
         throw unused();
     }
 
+    /**
+     * Names a database of no known kind, as a barrier asks on its first connection (then it logs once which promises
+     * such a database does not get); anything else it is asked throws.
+     */
     @Override
-    public DatabaseMetaData getMetaData() throws SQLException {
-        throw unused();
+    public DatabaseMetaData getMetaData() {
+        return (DatabaseMetaData) Proxy.newProxyInstance(
+                DatabaseMetaData.class.getClassLoader(),
+                new Class<?>[] {DatabaseMetaData.class},
+                (proxy, method, args) -> switch (method.getName()) {
+                    case "getDatabaseProductName", "getDriverName" -> "NoopConnection";
+                    case "getDatabaseProductVersion", "getDriverVersion" -> "0";
+                    case "getConnection" -> this;
+                    default -> throw unused();
+                });
     }
 
     @Override
