@@ -7,6 +7,7 @@ import dev.dbbulkhead.QueueTimeoutException;
 import dev.dbbulkhead.WorkloadConfig;
 import dev.dbbulkhead.WouldTimeOutException;
 import dev.dbbulkhead.testkit.TestDatabase;
+import dev.dbbulkhead.tools.support.Labels;
 import io.github.resilience4j.bulkhead.Bulkhead;
 import io.github.resilience4j.bulkhead.BulkheadConfig;
 import io.github.resilience4j.bulkhead.BulkheadFullException;
@@ -41,13 +42,7 @@ enum Barriers {
     }
 
     static Barriers byLabel(String label) {
-        for (Barriers b : values()) {
-            if (b.label.equals(label)) {
-                return b;
-            }
-        }
-        throw new IllegalArgumentException("unknown configuration '" + label + "'; known: "
-                + Arrays.stream(values()).map(b -> b.label).toList());
+        return Labels.of(values(), b -> b.label, label, "configuration");
     }
 
     /** How one operation ended. */

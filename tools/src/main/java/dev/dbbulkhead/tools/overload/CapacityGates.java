@@ -12,6 +12,7 @@ import dev.dbbulkhead.Deadline;
 import dev.dbbulkhead.QueuePolicy;
 import dev.dbbulkhead.Workload;
 import dev.dbbulkhead.WorkloadConfig;
+import dev.dbbulkhead.tools.support.Labels;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.SQLTransientConnectionException;
@@ -87,16 +88,11 @@ final class CapacityGates {
 
         /** The kind labelled {@code label}, or an {@link IllegalArgumentException} listing the known ones. */
         static Kind byLabel(String label) {
-            for (Kind k : values()) {
-                if (k.label.equals(label)) {
-                    return k;
-                }
-            }
-            throw new IllegalArgumentException("unknown configuration '" + label + "'; known: " + labels());
+            return Labels.of(values(), k -> k.label, label, "configuration");
         }
 
         static List<String> labels() {
-            return java.util.Arrays.stream(values()).map(k -> k.label).toList();
+            return Labels.all(values(), k -> k.label);
         }
     }
 

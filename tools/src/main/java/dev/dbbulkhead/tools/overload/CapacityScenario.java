@@ -1,6 +1,7 @@
 package dev.dbbulkhead.tools.overload;
 
 import dev.dbbulkhead.testkit.LockSlots;
+import dev.dbbulkhead.tools.support.Labels;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.Arrays;
@@ -38,21 +39,11 @@ enum CapacityScenario {
     }
 
     static boolean isOne(String label) {
-        for (CapacityScenario s : values()) {
-            if (s.label.equals(label)) {
-                return true;
-            }
-        }
-        return false;
+        return Labels.find(values(), s -> s.label, label).isPresent();
     }
 
     static CapacityScenario byLabel(String label) {
-        for (CapacityScenario s : values()) {
-            if (s.label.equals(label)) {
-                return s;
-            }
-        }
-        throw new IllegalArgumentException("unknown scenario '" + label + "'");
+        return Labels.of(values(), s -> s.label, label, "scenario");
     }
 
     /** What one operation runs, and its capacity over time. */
