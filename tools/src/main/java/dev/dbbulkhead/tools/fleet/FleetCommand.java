@@ -226,7 +226,7 @@ public final class FleetCommand implements Callable<Integer> {
         if (!roleReady(user, password, err)) {
             return 2;
         }
-        Map<String, FleetReport.Run> results = runAll(chosen, withinPool, user, password, out, err);
+        Map<FleetTopology, FleetReport.Run> results = runAll(chosen, withinPool, user, password, out, err);
         if (results == null) {
             return 2;
         }
@@ -341,14 +341,14 @@ public final class FleetCommand implements Callable<Integer> {
         }
     }
 
-    /** Each topology's run, in order, keyed by its label; null (and the error told) when the server went away. */
-    private @Nullable Map<String, FleetReport.Run> runAll(
+    /** Each topology's run, in order; null (and the error told) when the server went away. */
+    private @Nullable Map<FleetTopology, FleetReport.Run> runAll(
             List<FleetTopology> chosen, int withinPool, String user, String password, PrintWriter out, PrintWriter err)
             throws InterruptedException {
         var fleet = new Fleet(out);
         Thread onCtrlC = Thread.ofPlatform().unstarted(fleet::stopAll);
         Runtime.getRuntime().addShutdownHook(onCtrlC);
-        var results = new LinkedHashMap<String, FleetReport.Run>();
+        var results = new LinkedHashMap<FleetTopology, FleetReport.Run>();
         try {
             for (FleetTopology topology : chosen) {
                 int size = topology.withinBudget ? withinPool : pool;
@@ -362,7 +362,7 @@ public final class FleetCommand implements Callable<Integer> {
                 out.flush();
                 clearRole(user, password); // e.g. PgBouncer's idle server connections from an earlier run
                 results.put(
-                        topology.label,
+                        topology,
                         fleet.run(
                                 topology,
                                 topology.viaPgBouncer ? pgbouncerUrl : dbUrl,
@@ -383,7 +383,7 @@ public final class FleetCommand implements Callable<Integer> {
     }
 
     private void report(
-            Map<String, FleetReport.Run> results, int withinPool, String user, String password, PrintWriter out)
+            Map<FleetTopology, FleetReport.Run> results, int withinPool, String user, String password, PrintWriter out)
             throws IOException {
         String settings = String.format(
                 Locale.ROOT,
@@ -423,11 +423,11 @@ public final class FleetCommand implements Callable<Integer> {
         out.println("report: " + report.toAbsolutePath());
     }
 
-    private static boolean samplingFailed(Map<String, FleetReport.Run> results, PrintWriter err) {
+    private static boolean samplingFailed(Map<FleetTopology, FleetReport.Run> results, PrintWriter err) {
         for (var run : results.entrySet()) {
             if (run.getValue().samplingFailure() != null) {
-                err.println("error: " + run.getKey() + ": " + run.getValue().samplingFailure()
-                        + "; its server and PgBouncer columns are incomplete");
+                err.println("error: " + run.getKey().label + ": "
+                        + run.getValue().samplingFailure() + "; its server and PgBouncer columns are incomplete");
                 return true;
             }
         }

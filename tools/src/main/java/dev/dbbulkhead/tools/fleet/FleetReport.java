@@ -83,7 +83,7 @@ final class FleetReport {
         }
     }
 
-    static List<String> table(Map<String, Run> runs, int limit) {
+    static List<String> table(Map<FleetTopology, Run> runs, int limit) {
         var lines = new ArrayList<String>();
         lines.add("| topology | succeeded | goodput /s | refused 53300 | pool timeouts | rejected full / timeout "
                 + "| worst instance p50 / p99 ms | peak server connections (limit " + limit + ") "
@@ -92,7 +92,7 @@ final class FleetReport {
         runs.forEach((name, r) -> lines.add(String.format(
                 Locale.ROOT,
                 "| %s | %d | %.0f | %d | %d | %d / %d | %.1f / %.1f | %d | %s | %s | %.0f |",
-                name,
+                name.label,
                 r.sum("succeeded"),
                 r.sum("succeeded") / r.seconds(),
                 r.sum("refused_53300"),
@@ -110,13 +110,13 @@ final class FleetReport {
         runs.forEach((name, r) -> {
             if (r.samplingFailure() != null) {
                 lines.add("");
-                lines.add(name + ": " + r.samplingFailure());
+                lines.add(name.label + ": " + r.samplingFailure());
             }
         });
         return lines;
     }
 
-    static String svg(Map<String, Run> runs, int limit) {
+    static String svg(Map<FleetTopology, Run> runs, int limit) {
         double maxT = runs.values().stream()
                 .mapToDouble(Run::seconds)
                 .filter(d -> !Double.isNaN(d))
@@ -136,7 +136,7 @@ final class FleetReport {
             var points = e.getValue().samples().stream()
                     .map(x -> new double[] {x.millis() / 1e3, (double) x.serverConnections()})
                     .toList();
-            panel.line(points, Svg.COLOURS.get(i++ % Svg.COLOURS.size()), 2, e.getKey());
+            panel.line(points, Svg.COLOURS.get(i++ % Svg.COLOURS.size()), 2, e.getKey().label);
         }
         return svg.end();
     }
@@ -145,7 +145,7 @@ final class FleetReport {
      * Per adaptive topology, over time: Σ L over its instances, PgBouncer's clients waiting and its server
      * connections (where it has PgBouncer), against the pool size PgBouncer serves; null when none ran.
      */
-    static @Nullable String adaptiveSvg(Map<String, Run> runs, int poolerPool) {
+    static @Nullable String adaptiveSvg(Map<FleetTopology, Run> runs, int poolerPool) {
         var adaptive = runs.entrySet().stream()
                 .filter(e -> !e.getValue().limits().isEmpty())
                 .toList();
@@ -168,7 +168,8 @@ final class FleetReport {
             svg.title(
                     50,
                     y + 18,
-                    e.getKey() + ": Σ L of the instances, PgBouncer's clients waiting and server " + "connections");
+                    e.getKey().label + ": Σ L of the instances, PgBouncer's clients waiting and server "
+                            + "connections");
             svg.lines(50, y + 30, 520, panel - 70, Math.max(1, r.seconds()), (double) maxY, "s")
                     .level(poolerPool, "PgBouncer pool " + poolerPool)
                     .line(series(r, x -> r.sumOfLimits(x.millis())), Svg.COLOURS.get(0), 1.5, "Σ L")

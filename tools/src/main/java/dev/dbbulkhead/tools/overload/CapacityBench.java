@@ -3,7 +3,6 @@ package dev.dbbulkhead.tools.overload;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.dbbulkhead.testkit.TestDatabase;
 import dev.dbbulkhead.tools.overload.CapacityGates.Config;
-import dev.dbbulkhead.tools.overload.CapacityGates.Kind;
 import dev.dbbulkhead.tools.overload.CapacityReport.Cell;
 import java.io.PrintWriter;
 import java.nio.file.Path;
@@ -14,7 +13,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import org.jspecify.annotations.Nullable;
 
 /**
  * The capacity scenarios of {@code overload} (see {@link CapacityScenario}): each scenario at each load (a multiple
@@ -22,24 +20,7 @@ import org.jspecify.annotations.Nullable;
  * over round-robin repetitions, a table, and with {@code --report} Markdown plus an SVG of the limits over time.
  */
 final class CapacityBench {
-    /** What the command line asked for. */
-    record Settings(
-            List<String> scenarios,
-            List<Kind> kinds,
-            List<Double> loads,
-            List<Integer> sweep,
-            int maxConcurrent,
-            long deadlineMs,
-            double seconds,
-            int repetitions,
-            int locks,
-            int holdMillis,
-            double cpuMillis,
-            int burst,
-            @Nullable Path report,
-            boolean pin) {}
-
-    private final Settings settings;
+    private final CapacitySettings settings;
     private final PrintWriter out;
     private final TestDatabase db;
     /** Every run, in the order of the first repetition. */
@@ -53,24 +34,11 @@ final class CapacityBench {
 
     private final Progress progress;
 
-    CapacityBench(Settings settings, PrintWriter out, TestDatabase db, Progress progress) {
+    CapacityBench(CapacitySettings settings, PrintWriter out, TestDatabase db, Progress progress) {
         this.settings = settings;
         this.out = out;
         this.db = db;
         this.progress = progress;
-    }
-
-    /** The configurations of one scenario: the static one expanded to the sweep (not for the step, B has no best). */
-    private List<Config> configs(CapacityScenario scenario) {
-        var list = new ArrayList<Config>();
-        for (Kind kind : settings.kinds()) {
-            if (kind != Kind.STATIC) {
-                list.add(new Config(kind, settings.maxConcurrent()));
-            } else if (scenario != CapacityScenario.S3_STEP && scenario != CapacityScenario.S5_TWO) {
-                settings.sweep().forEach(b -> list.add(new Config(Kind.STATIC, b)));
-            }
-        }
-        return list;
     }
 
     void run() throws Exception {
@@ -123,7 +91,7 @@ final class CapacityBench {
         out.flush();
         for (double load : settings.loads()) {
             for (int r = 0; r < settings.repetitions(); r++) {
-                for (Config config : configs(scenario)) {
+                for (Config config : settings.configs(scenario)) {
                     runs.computeIfAbsent(new Cell(scenario, load, config), k -> new ArrayList<>())
                             .add(once(config, work, load * capacity, r));
                     progress.step(scenario.label + " " + load + "x " + config + ", repetition " + (r + 1));
@@ -148,7 +116,7 @@ final class CapacityBench {
                 settings.maxConcurrent());
         out.flush();
         for (int r = 0; r < settings.repetitions(); r++) {
-            for (Config config : configs(scenario)) {
+            for (Config config : settings.configs(scenario)) {
                 System.gc();
                 try (var ds = pool()) {
                     var gate = CapacityGates.of(config, ds, settings.maxConcurrent(), settings.deadlineMs());
@@ -210,25 +178,9 @@ final class CapacityBench {
 
     /** How the runs were made, for the report. */
     private String header() {
-        var md = new StringBuilder();
-        md.append(String.format(
-                Locale.ROOT,
-                "B max = pool = %d, deadline %d ms from each arrival's intended start, "
-                        + "Poisson arrivals at the loads × the measured capacity for %.0f s, %d repetition(s) round-robin "
-                        + "(medians, spread min–max), K = %d locks held %d ms (s2), CPU %.1f ms (s1), database: %s, JDK %s, "
-                        + "%s.%n%n",
-                settings.maxConcurrent(),
-                settings.deadlineMs(),
-                settings.seconds(),
-                settings.repetitions(),
-                settings.locks(),
-                settings.holdMillis(),
-                settings.cpuMillis(),
-                db.isEmbedded() ? "embedded PostgreSQL" : "DB_URL",
-                Runtime.version(),
-                pinned));
+        var md = new StringBuilder(settings.describe(db.isEmbedded() ? "embedded PostgreSQL" : "DB_URL", pinned));
         alone.forEach(
-                (s, ms) -> md.append(String.format(Locale.ROOT, "- %s: one operation alone %.1f ms%n", s.label, ms)));
-        return md.toString().strip();
+                (s, ms) -> md.append(String.format(Locale.ROOT, "%n- %s: one operation alone %.1f ms", s.label, ms)));
+        return md.toString();
     }
 }

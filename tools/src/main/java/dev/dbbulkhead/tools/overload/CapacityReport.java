@@ -26,10 +26,10 @@ final class CapacityReport {
     /** One scenario at one load. */
     private record Point(CapacityScenario scenario, double load) {}
 
-    private final CapacityBench.Settings settings;
+    private final CapacitySettings settings;
     private final Map<Cell, List<CapacityRun>> runs;
 
-    CapacityReport(CapacityBench.Settings settings, Map<Cell, List<CapacityRun>> runs) {
+    CapacityReport(CapacitySettings settings, Map<Cell, List<CapacityRun>> runs) {
         this.settings = settings;
         this.runs = runs;
     }

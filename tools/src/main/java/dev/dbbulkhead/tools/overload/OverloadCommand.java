@@ -238,7 +238,7 @@ public final class OverloadCommand implements Callable<Integer> {
             var kinds =
                     capacityConfigs.stream().map(CapacityGates.Kind::byLabel).toList();
             new CapacityBench(
-                            new CapacityBench.Settings(
+                            new CapacitySettings(
                                     capacity,
                                     kinds,
                                     loads,

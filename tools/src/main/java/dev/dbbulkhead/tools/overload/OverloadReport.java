@@ -10,7 +10,6 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -77,17 +76,19 @@ final class OverloadReport {
 
     /** Per scenario: goodput bars, and p99 latency of successes and of failures on a log scale. */
     static String svg(Map<Key, List<OverloadRun>> runs) {
-        Map<String, Map<String, List<OverloadRun>>> byScenario = new LinkedHashMap<>();
-        runs.forEach((key, list) -> byScenario
-                .computeIfAbsent(key.scenario(), s -> new LinkedHashMap<>())
-                .put(key.barrier().label, list));
+        List<String> scenarios =
+                runs.keySet().stream().map(Key::scenario).distinct().toList();
         int panelW = 440;
         int panelH = 260;
-        var svg = new Svg(panelW * 2 + 60, byScenario.size() * (panelH + 60) + 40);
+        var svg = new Svg(panelW * 2 + 60, scenarios.size() * (panelH + 60) + 40);
         int y0 = 30;
-        for (var scenario : byScenario.entrySet()) {
-            var configs = List.copyOf(scenario.getValue().keySet());
-            var lists = List.copyOf(scenario.getValue().values());
+        for (String scenario : scenarios) {
+            var ofScenario = runs.entrySet().stream()
+                    .filter(e -> e.getKey().scenario().equals(scenario))
+                    .toList();
+            var configs =
+                    ofScenario.stream().map(e -> e.getKey().barrier().label).toList();
+            var lists = ofScenario.stream().map(Map.Entry::getValue).toList();
             double[] goodput = lists.stream()
                     .mapToDouble(l -> median(l, OverloadRun::goodput))
                     .toArray();
@@ -97,7 +98,7 @@ final class OverloadReport {
             double[] failP99 = lists.stream()
                     .mapToDouble(l -> median(l, r -> ms(r.failed, 99)))
                     .toArray();
-            svg.title(20, y0, scenario.getKey() + ": goodput (succeeded / s)");
+            svg.title(20, y0, scenario + ": goodput (succeeded / s)");
             svg.bars(
                     20,
                     y0 + 10,
@@ -108,7 +109,7 @@ final class OverloadReport {
                     List.of("goodput"),
                     List.of("#888888"),
                     false);
-            svg.title(panelW + 40, y0, scenario.getKey() + ": p99 latency, ms (log scale)");
+            svg.title(panelW + 40, y0, scenario + ": p99 latency, ms (log scale)");
             svg.bars(
                     panelW + 40,
                     y0 + 10,
