@@ -94,7 +94,10 @@ final class Admission implements PermitLease.Owner {
             }
             result = admitMeasured(lease, queueWait, deadline);
         } catch (Throwable unexpected) {
-            permits.leave(lease); // field writes first: if abandon() fails too, whoever finds the lease settles it
+            // The one write on the lease from here, and before any call: a call can fail (a stack overflow), and a
+            // lease marked abandoned is settled by whoever finds it (failure model, rule 4).
+            lease.abandoned = true;
+            permits.leave(lease);
             permits.abandon(lease);
             throw unexpected;
         }

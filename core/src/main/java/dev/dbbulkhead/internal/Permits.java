@@ -360,8 +360,9 @@ final class Permits extends Padded.StateWord {
 
     /**
      * Says that {@code node}'s owner leaves without settling it, from a failure handler (a stack overflow, an error
-     * from a listener): two field writes and nothing that can fail, so that whoever finds the node settles it, even
-     * when the {@link #abandon} that follows fails too. Small enough for the compiler to inline into the handler.
+     * from a listener), which has marked it {@link Node#abandoned} first: the next locked operation, or the next
+     * caller refused for want of a slot, then sweeps the whole queue for it, even when the {@link #abandon} that
+     * follows fails too.
      */
     void leave(Node node) {
         node.abandoned = true;

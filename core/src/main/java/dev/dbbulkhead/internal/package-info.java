@@ -4,8 +4,9 @@
  *
  * <h2>Layout: who owns what</h2>
  * <ul>
- * <li>{@code Admission}, one per workload: its {@code Permits}, its hold-time estimates ({@code HoldTimes}), its
- * {@code AdaptiveLimit}, leak detection ({@code Leaks}) and the lifecycle of its leases: admit, hand out, release,
+ * <li>{@code Admission}, one per workload: its {@code Permits}, its {@code Controls} (chosen once: what it predicts,
+ * learns and is allowed; {@code Steering}: the {@code Door} and its {@code Drain}, the {@code AdaptiveLimit}, its share
+ * under the {@code Arbiter}), leak detection ({@code Leaks}) and the lifecycle of its leases: admit, hand out, release,
  * reclaim. Every rejection is made here, from a {@code Snapshot} of the workload, by the barrier's
  * {@code Rejections} (implemented in the API package, whose exceptions' constructors are not public).</li>
  * <li>{@code Permits}: the slots, the execution permits, the queue of waiters and the hand-shake of a grant, in one
@@ -18,6 +19,8 @@
  * <li>{@code GuardedConnection} and the generated {@code Guarded*} statement, result set and metadata wrappers
  * ({@code GuardedJdbc}); {@code TransactionControl}; {@code ServerTimeouts} (the deadline on the server and on the
  * socket).</li>
+ * <li>{@code BarrierClock}, one per barrier with a workload that adapts or shares: every workload's periodic work,
+ * in one order, on the scheduler's thread.</li>
  * <li>{@code Telemetry}: listeners ({@code SafeListener}), flight-recorder events ({@code JfrEvents}), the clock.</li>
  * </ul>
  *
@@ -29,14 +32,16 @@
  * <li><b>Nothing is taken before its owner can give it back.</b> A lease is allocated, and made the thread's current
  * one, before any permit is taken; a node takes a slot and its place in the queue in one locked step, so a node
  * holding a slot alone is always in the queue, where others find it.</li>
- * <li><b>The queue lock is given back by a field write</b> ({@code locked = 0} in {@code finally}), never by a call;
+ * <li><b>The queue lock is given back by a field write</b> ({@code lock.held = 0} in {@code finally}), never by a
+ * call;
  * inside it, the CAS on the state word comes first and only field writes follow, so a failure either changes nothing
  * or has finished the change.</li>
  * <li><b>Every settlement is idempotent</b> ({@code Permits.abandon}, {@code exit} through {@code released}), so that
  * whoever settles a node a second time (a retry, a reclaimer) does nothing.</li>
- * <li><b>A failure handler writes before it calls.</b> Admission's handler marks the lease {@code abandoned} and the
- * permits {@code leaving} (field writes), then abandons the lease; a release marks the lease {@code closing} before
- * calling down. If the call fails too, the state says so.</li>
+ * <li><b>A failure handler writes before it calls.</b> Admission's handler marks the lease {@code abandoned} (a field
+ * write, the one place admission writes a lease field below it: nothing else can come before a call), then tells the
+ * permits it left ({@code Permits.leave}: the queue is swept for it) and abandons it; a release marks the lease
+ * {@code closing} before calling down. If a call fails too, the state says so.</li>
  * <li><b>Whoever finds a node whose owner left settles it</b>: the next locked operation (a release skips waiters
  * that left and takes back grants they never acknowledged; with {@code leaving} set, it sweeps the whole queue), a
  * newcomer refused for want of a slot (it sweeps first), the owner's own next call ({@code Frames.enter} settles a
