@@ -133,9 +133,7 @@ final class FleetReport {
         var panel = svg.lines(50, 30, 540, 230, maxT, (double) maxY, "s").level(limit, "limit " + limit);
         int i = 0;
         for (var e : runs.entrySet()) {
-            var points = e.getValue().samples().stream()
-                    .map(x -> new double[] {x.millis() / 1e3, (double) x.serverConnections()})
-                    .toList();
+            var points = series(e.getValue(), FleetSampler.Sample::serverConnections);
             panel.line(points, Svg.COLOURS.get(i++ % Svg.COLOURS.size()), 2, e.getKey().label);
         }
         return svg.end();

@@ -169,8 +169,8 @@ final class CapacityReport {
     /** Per scenario, at its highest load: the limit over time of the first run of each adaptive configuration. */
     private String svg() {
         Map<CapacityScenario, Point> highest = new LinkedHashMap<>();
-        byPoint().keySet().forEach(p -> highest.merge(p.scenario(), p, (a, b) -> a.load() >= b.load() ? a : b));
         var points = byPoint();
+        points.keySet().forEach(p -> highest.merge(p.scenario(), p, (a, b) -> a.load() >= b.load() ? a : b));
         int panel = 220;
         var svg = new Svg(900, highest.size() * (panel + 50) + 20);
         int y = 20;
