@@ -23,7 +23,8 @@ public abstract sealed class BulkheadRejectedException extends RejectedExecution
                 QueueTimeoutException,
                 DeadlineExceededException,
                 WouldTimeOutException,
-                LoadShedException {
+                LoadShedException,
+                KindCappedException {
 
     private final String bulkhead;
     private final String workload;

@@ -35,6 +35,11 @@ final class RejectionFactory implements Rejections {
     }
 
     @Override
+    public BulkheadRejectedException kindCapped(Snapshot state, String kind, int cap) {
+        return new KindCappedException(state, kind, cap, stackTraces);
+    }
+
+    @Override
     public BulkheadRejectedException deadlineExceeded(
             Snapshot state, Stage stage, long overdueNanos, @Nullable SQLException cause) {
         return new DeadlineExceededException(state, stage, overdueNanos, cause, stackTraces);

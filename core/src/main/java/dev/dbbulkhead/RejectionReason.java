@@ -19,6 +19,11 @@ public enum RejectionReason {
      * and this caller's expected wait was longer: refused at once. {@link LoadShedException}.
      */
     LOAD_SHED,
+    /**
+     * No execution permit was free and the caller's kind of operation, one that holds its connection longer than the
+     * workload's average, was at its cap: refused at once. {@link KindCappedException}.
+     */
+    KIND_CAPPED,
     /** The caller was interrupted while waiting for an execution permit ({@link InterruptedException}). */
     INTERRUPTED
 }

@@ -37,43 +37,62 @@ public final class TransactionOptions {
     private final @Nullable Deadline deadline;
     private final boolean readOnly;
     private final @Nullable Isolation isolation;
+    private final @Nullable String kind;
 
     private TransactionOptions(
             @Nullable Duration queueWait,
             @Nullable Deadline deadline,
             boolean readOnly,
-            @Nullable Isolation isolation) {
+            @Nullable Isolation isolation,
+            @Nullable String kind) {
         this.queueWait = queueWait;
         this.deadline = deadline;
         this.readOnly = readOnly;
         this.isolation = isolation;
+        this.kind = kind;
     }
 
     /** Wait at most {@code queueWait} for an execution permit (the article's semantics). */
     public static TransactionOptions queueWait(Duration queueWait) {
-        return new TransactionOptions(Preconditions.notNegative(queueWait, "queueWait"), null, false, null);
+        return new TransactionOptions(Preconditions.notNegative(queueWait, "queueWait"), null, false, null, null);
     }
 
     /** Bound the whole operation by {@code deadline}; the permit wait may use all of its remaining time. */
     public static TransactionOptions deadline(Deadline deadline) {
-        return new TransactionOptions(null, Preconditions.notNull(deadline, "deadline"), false, null);
+        return new TransactionOptions(null, Preconditions.notNull(deadline, "deadline"), false, null, null);
     }
 
     public TransactionOptions withQueueWait(Duration queueWait) {
-        return new TransactionOptions(Preconditions.notNegative(queueWait, "queueWait"), deadline, readOnly, isolation);
+        return new TransactionOptions(
+                Preconditions.notNegative(queueWait, "queueWait"), deadline, readOnly, isolation, kind);
     }
 
     public TransactionOptions withDeadline(Deadline deadline) {
-        return new TransactionOptions(queueWait, Preconditions.notNull(deadline, "deadline"), readOnly, isolation);
+        return new TransactionOptions(
+                queueWait, Preconditions.notNull(deadline, "deadline"), readOnly, isolation, kind);
     }
 
     /** Run the transaction read-only ({@code Connection.setReadOnly(true)}). */
     public TransactionOptions readOnly() {
-        return new TransactionOptions(queueWait, deadline, true, isolation);
+        return new TransactionOptions(queueWait, deadline, true, isolation, kind);
     }
 
     public TransactionOptions isolation(Isolation isolation) {
-        return new TransactionOptions(queueWait, deadline, readOnly, Preconditions.notNull(isolation, "isolation"));
+        return new TransactionOptions(
+                queueWait, deadline, readOnly, Preconditions.notNull(isolation, "isolation"), kind);
+    }
+
+    /**
+     * The kind of operation this transaction is, for a workload that learns its kinds
+     * ({@link WorkloadConfig.Builder#kinds}): one name for the operations of several call sites, or a readable name
+     * for one. Without it, the kind is the call site: the class of the {@code SqlWork}.
+     */
+    public TransactionOptions kind(String kind) {
+        Preconditions.notNull(kind, "kind");
+        if (kind.isBlank()) {
+            throw new IllegalArgumentException("kind must not be blank: '" + kind + "'");
+        }
+        return new TransactionOptions(queueWait, deadline, readOnly, isolation, kind);
     }
 
     /** The permit wait, or {@code null} when only the deadline bounds it. */
@@ -95,9 +114,14 @@ public final class TransactionOptions {
         return isolation;
     }
 
+    /** The kind the caller named, or {@code null}: its call site. */
+    public @Nullable String kind() {
+        return kind;
+    }
+
     @Override
     public String toString() {
         return "TransactionOptions[queueWait=" + queueWait + ", deadline=" + deadline + ", readOnly=" + readOnly
-                + ", isolation=" + isolation + "]";
+                + ", isolation=" + isolation + (kind == null ? "" : ", kind=" + kind) + "]";
     }
 }

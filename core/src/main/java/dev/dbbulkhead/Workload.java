@@ -2,6 +2,7 @@ package dev.dbbulkhead;
 
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.List;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -49,6 +50,14 @@ public interface Workload {
 
     /** Admission without a transaction, bounded by {@code deadline}; see {@link #acquire(Duration)}. */
     Lease acquire(Deadline deadline) throws InterruptedException;
+
+    /**
+     * What the workload has learned of each kind of its operations, busiest first ({@link WorkloadConfig.Builder#kinds});
+     * empty when it does not learn them. For observation only.
+     */
+    default List<KindStats> kinds() {
+        return List.of();
+    }
 
     /** The workload's settings. */
     WorkloadConfig config();

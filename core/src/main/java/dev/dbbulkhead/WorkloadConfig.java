@@ -27,7 +27,8 @@ public record WorkloadConfig(
         boolean predictiveRejection,
         double predictionAudit,
         int adaptiveLimitMin,
-        Optional<Duration> adaptiveLatencyTarget) {
+        Optional<Duration> adaptiveLatencyTarget,
+        boolean kinds) {
 
     /**
      * Every setting, checked together; prefer {@link #builder(String)}, which reads better and has the defaults.
@@ -44,6 +45,8 @@ public record WorkloadConfig(
      * @param adaptiveLimitMin the adaptive limit's minimum ({@link Builder#adaptiveLimitMin}); 0 for a fixed limit B
      * @param adaptiveLatencyTarget the adaptive limit's latency target ({@link Builder#adaptiveLatencyTarget}); empty:
      *     half of what the callers' deadlines allow
+     * @param kinds whether the workload learns its kinds of operation and caps the slow ones while contended ({@link
+     *     Builder#kinds})
      * @throws InvalidSettingException naming the workload, the {@link Setting} and the value, for the first setting
      *     refused
      */
@@ -91,6 +94,30 @@ public record WorkloadConfig(
                 "needs adaptiveLimitMin (the adaptive limit it is the target of)");
     }
 
+    /** The settings of a version without kinds of operation: {@code kinds} false. */
+    public WorkloadConfig(
+            String name,
+            int concurrent,
+            int extraSlots,
+            QueuePolicy queue,
+            Priority priority,
+            boolean predictiveRejection,
+            double predictionAudit,
+            int adaptiveLimitMin,
+            Optional<Duration> adaptiveLatencyTarget) {
+        this(
+                name,
+                concurrent,
+                extraSlots,
+                queue,
+                priority,
+                predictiveRejection,
+                predictionAudit,
+                adaptiveLimitMin,
+                adaptiveLatencyTarget,
+                false);
+    }
+
     /** A builder for the workload called {@code name}. */
     public static Builder builder(String name) {
         return new Builder(name);
@@ -127,6 +154,7 @@ public record WorkloadConfig(
         b.predictionAudit = predictionAudit;
         b.adaptiveLimitMin = adaptiveLimitMin;
         b.adaptiveLatencyTarget = adaptiveLatencyTarget.orElse(null);
+        b.kinds = kinds;
         return b;
     }
 
@@ -166,6 +194,7 @@ public record WorkloadConfig(
         private double predictionAudit;
         private int adaptiveLimitMin;
         private @Nullable Duration adaptiveLatencyTarget;
+        private boolean kinds;
 
         private Builder(String name) {
             this.name = new Check(name).workload();
@@ -245,6 +274,21 @@ public record WorkloadConfig(
             return this;
         }
 
+        /**
+         * Kinds of operation, learned: each operation's kind is its call site (the class of its {@code SqlWork}: one
+         * per lambda in the source) or the name its caller gives ({@link TransactionOptions#kind}). The workload
+         * measures each kind's arrivals and holds; while no execution permit is free, a kind whose operations hold
+         * their connection longer than the workload's average may have at most its share of the arrivals, times that
+         * average over its own hold, of the limit inside (at least one): its other callers are refused at once with
+         * {@link KindCappedException}. Slow operations then cannot take the connections that fast ones would turn into
+         * many completions. With a permit free it caps nothing. Default off, as the article's barrier; callers of
+         * {@code acquire()} have no kind. The rule and its measurements: {@code docs/sizing.md}.
+         */
+        public Builder kinds(boolean enabled) {
+            this.kinds = enabled;
+            return this;
+        }
+
         /** The settings, checked together. */
         public WorkloadConfig build() {
             return new WorkloadConfig(
@@ -256,7 +300,8 @@ public record WorkloadConfig(
                     predictiveRejection,
                     predictionAudit,
                     adaptiveLimitMin,
-                    Optional.ofNullable(adaptiveLatencyTarget));
+                    Optional.ofNullable(adaptiveLatencyTarget),
+                    kinds);
         }
     }
 }

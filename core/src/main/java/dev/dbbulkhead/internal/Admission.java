@@ -3,11 +3,13 @@ package dev.dbbulkhead.internal;
 import dev.dbbulkhead.BulkheadRejectedException;
 import dev.dbbulkhead.Deadline;
 import dev.dbbulkhead.DeadlineExceededException.Stage;
+import dev.dbbulkhead.KindStats;
 import dev.dbbulkhead.Outcome;
 import dev.dbbulkhead.RejectionReason;
 import dev.dbbulkhead.Workload;
 import dev.dbbulkhead.WorkloadConfig;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 import org.jspecify.annotations.Nullable;
 
@@ -79,8 +81,10 @@ final class Admission implements PermitLease.Owner {
      *
      * @param queueWait the longest wait for an execution permit, or null for the deadline's
      * @param forCaller a lease for {@code acquire()}, rather than for a transaction the barrier runs
+     * @param kindKey the operation's kind (its {@code SqlWork}'s class or its caller's name), or null: none
      */
-    PermitLease admit(@Nullable Duration queueWait, @Nullable Deadline deadline, boolean forCaller)
+    PermitLease admit(
+            @Nullable Duration queueWait, @Nullable Deadline deadline, boolean forCaller, @Nullable Object kindKey)
             throws InterruptedException {
         Frames.Frame frame = frames.enter(workload);
         boolean timed = telemetry.timed();
@@ -92,21 +96,33 @@ final class Admission implements PermitLease.Owner {
                     && permits.enter(lease, false) == Permits.Entry.ACQUIRED) {
                 return lease; // nothing to measure or report: the common case, one CAS
             }
-            result = admitMeasured(lease, queueWait, deadline);
+            result = admitMeasured(lease, queueWait, deadline, kindKey);
         } catch (Throwable unexpected) {
             // The one write on the lease from here, and before any call: a call can fail (a stack overflow), and a
             // lease marked abandoned is settled by whoever finds it (failure model, rule 4).
             lease.abandoned = true;
             permits.leave(lease);
-            permits.abandon(lease);
+            abandon(lease);
             throw unexpected;
         }
+        if (result instanceof Granted granted) {
+            return granted.lease();
+        }
+        leftKind(lease, -1); // nothing is held: the caller leaves its kind too
         // A refusal comes back as a value, thrown only here: once, and not through the handler above.
-        return switch (result) {
-            case Granted granted -> granted.lease();
-            case Rejected rejected -> throw rejected.rejection();
-            case Interrupted interrupted -> throw interrupted.interrupt();
-        };
+        if (result instanceof Interrupted interrupted) {
+            throw interrupted.interrupt();
+        }
+        throw ((Rejected) result).rejection();
+    }
+
+    /** The lease's operation leaves the kind it was admitted as, once, having held its permits {@code heldNanos}. */
+    private void leftKind(PermitLease lease, long heldNanos) {
+        Kinds.Kind kind = lease.kind;
+        if (kind != null) {
+            lease.kind = null;
+            controls.left(kind, heldNanos);
+        }
     }
 
     /**
@@ -125,7 +141,8 @@ final class Admission implements PermitLease.Owner {
     }
 
     /** The steps of an admission that measures: its budget, the controls' verdict, the permits, the wait for one. */
-    private Result admitMeasured(PermitLease lease, @Nullable Duration queueWait, @Nullable Deadline deadline) {
+    private Result admitMeasured(
+            PermitLease lease, @Nullable Duration queueWait, @Nullable Deadline deadline, @Nullable Object kindKey) {
         long start = telemetry.now();
         Verdict.Admit wait = allowing(queueWait, deadline, start);
         if (wait.deadlineBinds() && wait.waitNanos() <= 0) {
@@ -135,8 +152,17 @@ final class Admission implements PermitLease.Owner {
                     rejections.deadlineExceeded(
                             snapshot(0), Stage.BEFORE_ADMISSION, Nanos.overdue(wait.waitNanos()), null));
         }
-        return switch (controls.admit(wait, start)) {
-            case Verdict.Admit admitted -> take(lease, admitted, start);
+        Kinds.Kind kind = kindKey == null ? null : controls.kind(kindKey);
+        return switch (controls.admit(wait, kind, start)) {
+            case Verdict.Admit admitted -> {
+                lease.kind = kind; // inside its kind from here: leaves it once, however the lease ends
+                yield take(lease, admitted, start);
+            }
+            case Verdict.Capped capped ->
+                refused(
+                        RejectionReason.KIND_CAPPED,
+                        0,
+                        rejections.kindCapped(snapshot(capped.allowedNanos()), capped.kind().name, capped.cap()));
             case Verdict.WouldTimeOut refusal ->
                 refused(
                         RejectionReason.WOULD_TIME_OUT,
@@ -282,8 +308,10 @@ final class Admission implements PermitLease.Owner {
         permits.exit(lease);
         Leaks.Watch watch = lease.watch;
         if (watch != null && watch.closed(held)) {
+            leftKind(lease, -1);
             return; // a suspected leak's hold says nothing of the workload's
         }
+        leftKind(lease, held);
         Deadline deadline = lease.deadlineOrNull();
         controls.released(
                 held,
@@ -296,6 +324,7 @@ final class Admission implements PermitLease.Owner {
     @Override
     public void abandon(PermitLease lease) {
         permits.abandon(lease);
+        leftKind(lease, -1);
     }
 
     /**
@@ -307,6 +336,7 @@ final class Admission implements PermitLease.Owner {
         long held = telemetry.now() - lease.grantedAt();
         boolean wasWaiting = lease.state == Permits.Node.WAITING;
         permits.abandon(lease);
+        leftKind(lease, -1);
         Leaks.Watch watch = lease.watch;
         if (watch != null) {
             watch.closed(held);
@@ -330,6 +360,11 @@ final class Admission implements PermitLease.Owner {
 
     Permits permits() {
         return permits;
+    }
+
+    /** What is known of each kind of operation; empty without kinds. */
+    List<KindStats> kinds() {
+        return controls.kinds();
     }
 
     /** The recent mean hold time in nanoseconds; 0 without estimates or before the first operation. */

@@ -1,5 +1,7 @@
 package dev.dbbulkhead.internal;
 
+import dev.dbbulkhead.KindStats;
+import java.util.List;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -29,12 +31,29 @@ interface Controls {
         return false;
     }
 
+    /** The kind of operation of {@code key} (a {@code SqlWork}'s class or a caller's name), or null: none learned. */
+    default Kinds.@Nullable Kind kind(Object key) {
+        return null;
+    }
+
     /**
-     * The verdict at {@code now} on a caller that allows itself {@code wait}: {@code wait} itself when a permit is free
-     * or nothing is predicted.
+     * The verdict at {@code now} on a caller of {@code kind} (null: none) that allows itself {@code wait}: {@code wait}
+     * itself when a permit is free or nothing is predicted. An {@link Verdict.Admit} counts the caller inside its kind
+     * until {@link #left}.
      */
-    default Verdict admit(Verdict.Admit wait, long now) {
+    default Verdict admit(Verdict.Admit wait, Kinds.@Nullable Kind kind, long now) {
         return wait;
+    }
+
+    /**
+     * An operation admitted as {@code kind} left, after holding its permits {@code heldNanos}; -1 if it held none, or
+     * its hold says nothing of its kind (reclaimed, suspected of leaking).
+     */
+    default void left(Kinds.Kind kind, long heldNanos) {}
+
+    /** What is known of each kind of operation; empty without kinds. */
+    default List<KindStats> kinds() {
+        return List.of();
     }
 
     /** Both permits were granted to a caller at {@code now}. */

@@ -53,6 +53,8 @@ final class PermitLease extends Permits.Node implements Lease {
     private boolean overloaded;
     /** Release began: if permits are still held, it was cut short (a stack overflow) and is finished later. */
     private boolean closing;
+    /** The kind of operation it was admitted as, until it leaves it; null without kinds, or once it left. */
+    Kinds.@Nullable Kind kind;
     /** Leak detection's watch, for a caller's lease when the barrier has a threshold; else null. */
     Leaks.@Nullable Watch watch;
     /** {@link #closeWhenComplete}: 0 the owner releases, 1 the stage will, 2 the stage did. */

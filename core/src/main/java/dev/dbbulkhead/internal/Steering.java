@@ -1,8 +1,10 @@
 package dev.dbbulkhead.internal;
 
+import dev.dbbulkhead.KindStats;
 import dev.dbbulkhead.Priority;
 import dev.dbbulkhead.Workload;
 import dev.dbbulkhead.WorkloadConfig;
+import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
 import org.jspecify.annotations.Nullable;
 
@@ -22,6 +24,8 @@ final class Steering implements Controls {
     private final double audit;
     /** When the workload's limit adapts. */
     private final @Nullable AdaptiveLimit adaptive;
+    /** When the workload learns its kinds of operation. */
+    private final @Nullable Kinds kinds;
     /** When the barrier shares its limit between priorities. */
     private final Arbiter.@Nullable Member member;
     /** The barrier's clock, which its scheduled task holds weakly: alive as long as one of its workloads is. */
@@ -31,7 +35,7 @@ final class Steering implements Controls {
     /** The controls {@code config} asks for; {@code arbitrated}: the barrier shares a limit between priorities. */
     static Controls of(
             Workload workload, WorkloadConfig config, Permits permits, Telemetry telemetry, boolean arbitrated) {
-        if (!config.predictiveRejection() && !config.adaptive() && !arbitrated) {
+        if (!config.predictiveRejection() && !config.adaptive() && !config.kinds() && !arbitrated) {
             return NONE;
         }
         return new Steering(workload, config, permits, telemetry, arbitrated);
@@ -42,6 +46,7 @@ final class Steering implements Controls {
         this.workload = workload;
         this.permits = permits;
         this.audit = config.predictionAudit();
+        this.kinds = config.kinds() ? new Kinds(permits, telemetry.now()) : null;
         this.member = arbitrated ? new Arbiter.Member(permits, config.priority() == Priority.ELASTIC) : null;
         this.adaptive = !config.adaptive()
                 ? null
@@ -63,7 +68,37 @@ final class Steering implements Controls {
     }
 
     @Override
-    public Verdict admit(Verdict.Admit wait, long now) {
+    public Kinds.@Nullable Kind kind(Object key) {
+        return kinds == null ? null : kinds.of(key);
+    }
+
+    @Override
+    public Verdict admit(Verdict.Admit wait, Kinds.@Nullable Kind kind, long now) {
+        if (kind != null) {
+            Kinds.arrived(kind);
+        }
+        Verdict verdict = predict(wait, now);
+        if (kind == null || !(verdict instanceof Verdict.Admit admitted) || kinds == null || kinds.enter(kind)) {
+            return verdict;
+        }
+        return new Verdict.Capped(kind, kind.cap(), admitted.waitNanos());
+    }
+
+    @Override
+    public void left(Kinds.Kind kind, long heldNanos) {
+        if (heldNanos >= 0) {
+            Kinds.held(kind, heldNanos);
+        }
+        kind.left();
+    }
+
+    @Override
+    public List<KindStats> kinds() {
+        return kinds == null ? List.of() : kinds.stats();
+    }
+
+    /** The door's verdict, and the adaptive limit's budget. */
+    private Verdict predict(Verdict.Admit wait, long now) {
         if (adaptive != null && wait.deadlineBinds()) {
             adaptive.budget(wait.waitNanos());
         }
@@ -141,13 +176,16 @@ final class Steering implements Controls {
 
     @Override
     public boolean ticks() {
-        return adaptive != null || member != null;
+        return adaptive != null || member != null || kinds != null;
     }
 
     @Override
     public void tick(long now) {
         if (adaptive != null) {
             adaptive.tick(now);
+        }
+        if (kinds != null) {
+            kinds.tick(now);
         }
     }
 

@@ -1,6 +1,7 @@
 package dev.dbbulkhead.internal;
 
 import dev.dbbulkhead.Deadline;
+import dev.dbbulkhead.KindStats;
 import dev.dbbulkhead.Lease;
 import dev.dbbulkhead.SqlWork;
 import dev.dbbulkhead.TransactionOptions;
@@ -8,6 +9,7 @@ import dev.dbbulkhead.Workload;
 import dev.dbbulkhead.WorkloadConfig;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.List;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -60,7 +62,8 @@ final class WorkloadImpl implements Workload {
             @Nullable TransactionOptions options,
             SqlWork<T> work)
             throws SQLException, InterruptedException {
-        PermitLease lease = admission.admit(queueWait, deadline, false);
+        String named = options == null ? null : options.kind();
+        PermitLease lease = admission.admit(queueWait, deadline, false, named != null ? named : work.getClass());
         try {
             try {
                 return runner.run(lease, options, work);
@@ -75,18 +78,23 @@ final class WorkloadImpl implements Workload {
     @Override
     public Lease acquire(Duration queueWait) throws InterruptedException {
         Preconditions.notNegative(queueWait, "queueWait");
-        return admission.admit(queueWait, null, true);
+        return admission.admit(queueWait, null, true, null);
     }
 
     @Override
     public Lease acquire(Deadline deadline) throws InterruptedException {
         Preconditions.notNull(deadline, "deadline");
-        return admission.admit(null, deadline, true);
+        return admission.admit(null, deadline, true, null);
     }
 
     /** What this workload predicts, learns and is allowed. */
     Controls controls() {
         return admission.controls();
+    }
+
+    @Override
+    public List<KindStats> kinds() {
+        return admission.kinds();
     }
 
     @Override

@@ -1,0 +1,42 @@
+package dev.dbbulkhead;
+
+import dev.dbbulkhead.internal.Snapshot;
+
+/**
+ * Refused at once: no execution permit was free, and the caller's kind of operation already had as many operations
+ * inside as it may have while the workload is contended ({@link WorkloadConfig.Builder#kinds}). Its operations hold
+ * their connections longer than the workload's average, so that it is allowed its share of the arrivals, times how
+ * much shorter the average is, and never less than one. It holds nothing; a kind under its cap is not refused.
+ */
+public final class KindCappedException extends BulkheadRejectedException {
+    private final String kind;
+    private final int cap;
+
+    KindCappedException(Snapshot state, String kind, int cap, boolean stackTrace) {
+        super(state, stackTrace);
+        this.kind = kind;
+        this.cap = cap;
+    }
+
+    @Override
+    String describe() {
+        return "kind '" + kind + "' is at its cap of " + cap + " operation" + (cap == 1 ? "" : "s")
+                + " inside while no execution permit is free: its operations hold their connections longer than the "
+                + "workload's average; refused at once";
+    }
+
+    /** The kind of operation refused. */
+    public String kind() {
+        return kind;
+    }
+
+    /** How many of its operations may be inside while the workload is contended. */
+    public int cap() {
+        return cap;
+    }
+
+    @Override
+    public RejectionReason reason() {
+        return RejectionReason.KIND_CAPPED;
+    }
+}

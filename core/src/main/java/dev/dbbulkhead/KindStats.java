@@ -1,0 +1,31 @@
+package dev.dbbulkhead;
+
+import java.time.Duration;
+
+/**
+ * What a workload has learned of one kind of its operations ({@link WorkloadConfig.Builder#kinds}): a snapshot, for
+ * observation only. A kind is a call site (the class of the {@link SqlWork}, named after the class it is written in
+ * and a number: {@code OrderService#2}), the name a caller gave ({@link TransactionOptions#kind}), or {@code other},
+ * which the kinds beyond the first 32 share.
+ *
+ * @param name the kind's name
+ * @param arrivalsPerSecond its recent arrival rate, refused callers included
+ * @param share its share of the workload's arrivals, 0 to 1
+ * @param meanHold the recent mean time its operations held their connection
+ * @param holdP50 the recent median hold (within 19 %)
+ * @param holdP99 the recent 99th percentile hold (within 19 %)
+ * @param cap how many of its operations may be inside (queued or holding a connection) while the workload is
+ *     contended; -1 for none: it holds no longer than the workload's average
+ * @param inside its operations inside now
+ * @param capped how many of its callers were refused at once because it was at its cap ({@link KindCappedException})
+ */
+public record KindStats(
+        String name,
+        double arrivalsPerSecond,
+        double share,
+        Duration meanHold,
+        Duration holdP50,
+        Duration holdP99,
+        int cap,
+        int inside,
+        long capped) {}

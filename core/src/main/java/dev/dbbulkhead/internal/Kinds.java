@@ -1,0 +1,317 @@
+package dev.dbbulkhead.internal;
+
+import dev.dbbulkhead.KindStats;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * The kinds of operation of one workload, learned: each operation's kind is its call site (the class of its
+ * {@code SqlWork}, one per lambda in the source) or the name its caller gave. For each kind the barrier measures
+ * arrivals and holds; while the workload is contended (no execution permit free) it keeps a kind whose operations hold
+ * their connection longer than the workload's average from having more of its operations inside than its cap, so
+ * that slow kinds cannot take the permits that fast ones would turn into many completions. Uncontended, it caps
+ * nothing.
+ *
+ * <p>The rule, every {@link #FOLD_TICKS} ticks of the barrier's clock: with A the arrival rate of all kinds, H their
+ * mean hold (weighted by arrivals) and L the limit in force, a kind with arrival rate a and mean hold h &gt; H is capped
+ * at {@code max(1, floor(L × a/A × H/h))}: its share of the arrivals, reduced by how much longer than average its
+ * operations hold. A kind no longer than average is never capped, and no kind is capped below one: every kind can
+ * always have one operation inside (its floor), so none starves.
+ *
+ * <p>Bounded: at most {@link #TRACKED} kinds are told apart; the rest share the kind {@value #OTHER}, and a kind idle
+ * for a while gives its place up. Thread-safe: callers claim and leave; {@link #tick} runs on the barrier's clock.
+ */
+final class Kinds {
+    /** How many kinds one workload tells apart; beyond, they share {@link #other}. */
+    static final int TRACKED = 32;
+
+    static final String OTHER = "other";
+    /** Rates, holds and caps are folded every 10 ticks (100 ms). */
+    static final int FOLD_TICKS = 10;
+    /** The weight of the newest window in the moving averages: caps follow a shift within about a second. */
+    private static final double ALPHA = 0.3;
+    /** A kind whose arrival rate fell below this (per second) and that has nothing inside may be forgotten. */
+    private static final double IDLE_RATE = 1e-3;
+
+    private final ConcurrentHashMap<Object, Kind> byKey = new ConcurrentHashMap<>();
+    private final Kind other = new Kind(OTHER);
+    private final Permits permits;
+    private final AtomicInteger lambdas = new AtomicInteger();
+    /** Written by the clock only. */
+    private int ticks;
+    /** Whether a kind was ever put in {@link #other}. */
+    private volatile boolean overflowed;
+
+    private long folded;
+
+    Kinds(Permits permits, long now) {
+        this.permits = permits;
+        this.folded = now;
+    }
+
+    /** One kind: what its callers claim now, and what the clock learned of it. */
+    static final class Kind {
+        final String name;
+        /** Its operations inside: admitted and not yet gone (queued or holding permits). */
+        private final AtomicInteger inside = new AtomicInteger();
+
+        private final LongAdder arrivals = new LongAdder();
+        private final LongAdder holds = new LongAdder();
+        private final LongAdder heldNanos = new LongAdder();
+        private final LongAdder capped = new LongAdder();
+        private final Holds histogram = new Holds();
+        /** Arrivals per second, moving average; written by the clock. */
+        private volatile double rate;
+        /** Mean hold, moving average; 0 before the first operation; written by the clock. */
+        private volatile double hold;
+        /** How many of its operations may be inside while the workload is contended. */
+        private volatile int cap = Integer.MAX_VALUE;
+
+        Kind(String name) {
+            this.name = name;
+        }
+
+        int cap() {
+            return cap;
+        }
+
+        int inside() {
+            return inside.get();
+        }
+
+        /** One of its operations left, with or without a permit. */
+        void left() {
+            inside.decrementAndGet();
+        }
+
+        @Override
+        public String toString() {
+            return "kind '" + name + "'";
+        }
+    }
+
+    /** The kind of {@code key}: a {@code SqlWork}'s class, or a name its caller gave. */
+    Kind of(Object key) {
+        Kind kind = byKey.get(key);
+        if (kind != null) {
+            return kind;
+        }
+        if (byKey.size() >= TRACKED) {
+            overflowed = true;
+            return other;
+        }
+        kind = byKey.computeIfAbsent(key, k -> byKey.size() >= TRACKED ? null : new Kind(name(k)));
+        if (kind == null) {
+            overflowed = true;
+            return other;
+        }
+        return kind;
+    }
+
+    private String name(Object key) {
+        if (!(key instanceof Class<?> type)) {
+            return key.toString();
+        }
+        String name = type.getName();
+        int lambda = name.indexOf("$$Lambda");
+        String simple = name.substring(name.lastIndexOf('.') + 1);
+        if (lambda < 0) {
+            return simple;
+        }
+        // A lambda's class is named after the class it is written in, and an address: the host and a number instead.
+        return name.substring(name.lastIndexOf('.', lambda) + 1, lambda) + "#" + lambdas.incrementAndGet();
+    }
+
+    /** A caller of {@code kind} arrived, whether it is admitted or not: its kind's demand. */
+    static void arrived(Kind kind) {
+        kind.arrivals.increment();
+    }
+
+    /**
+     * A caller of {@code kind} the door admitted; true if it may come in (then it is counted inside until
+     * {@link Kind#left}), false if its kind is at its cap while no permit is free.
+     */
+    boolean enter(Kind kind) {
+        while (true) {
+            int inside = kind.inside.get();
+            if (inside >= kind.cap && permits.available() <= 0) {
+                kind.capped.increment();
+                return false;
+            }
+            if (kind.inside.compareAndSet(inside, inside + 1)) {
+                return true;
+            }
+        }
+    }
+
+    /** One operation of {@code kind} gave its permits back after holding them {@code heldNanos}. */
+    static void held(Kind kind, long heldNanos) {
+        kind.holds.increment();
+        kind.heldNanos.add(heldNanos);
+        kind.histogram.record(heldNanos);
+    }
+
+    /** On the barrier's clock: every {@link #FOLD_TICKS} ticks, folds the window into rates, holds and caps. */
+    void tick(long now) {
+        if (++ticks < FOLD_TICKS) {
+            return;
+        }
+        ticks = 0;
+        double seconds = Math.max(1e-3, (now - folded) / 1e9);
+        folded = now;
+        List<Kind> all = kinds();
+        double rates = 0;
+        double timed = 0; // the arrivals of the kinds whose hold is known
+        double busy = 0;
+        for (Kind k : all) {
+            fold(k, seconds);
+            rates += k.rate;
+            if (k.hold > 0) {
+                timed += k.rate;
+                busy += k.rate * k.hold;
+            }
+        }
+        double mean = timed == 0 ? 0 : busy / timed;
+        int limit = permits.limit();
+        for (Kind k : all) {
+            k.cap = cap(k.rate, k.hold, rates, mean, limit);
+            k.histogram.decay();
+        }
+        forgetIdle();
+    }
+
+    /** The rule: a kind that holds longer than the mean is allowed its arrival share, times mean / its hold, ≥ 1. */
+    static int cap(double rate, double hold, double rates, double mean, int limit) {
+        if (hold <= mean || rates == 0 || hold == 0) {
+            return Integer.MAX_VALUE;
+        }
+        return (int) Math.max(1, Math.floor(limit * (rate / rates) * (mean / hold)));
+    }
+
+    /** Written by the clock only, one tick at a time: the volatile fields are read by callers and observers. */
+    private static void fold(Kind k, double seconds) {
+        double rate = k.rate;
+        k.rate = rate + ALPHA * (k.arrivals.sumThenReset() / seconds - rate);
+        long n = k.holds.sumThenReset();
+        long held = k.heldNanos.sumThenReset();
+        if (n > 0) {
+            double mean = (double) held / n;
+            double hold = k.hold;
+            k.hold = hold == 0 ? mean : hold + ALPHA * (mean - hold);
+        }
+    }
+
+    /** Makes room for new kinds: when every place is taken, forgets the kinds that stopped arriving. */
+    private void forgetIdle() {
+        if (byKey.size() < TRACKED) {
+            return;
+        }
+        // An operation that still holds a forgotten kind leaves it as it entered it: its count is its own.
+        byKey.values().removeIf(k -> k.rate < IDLE_RATE && k.inside.get() == 0);
+    }
+
+    private List<Kind> kinds() {
+        var all = new ArrayList<Kind>(byKey.size() + 1);
+        for (Kind k : byKey.values()) {
+            if (k != other) {
+                all.add(k);
+            }
+        }
+        all.add(other);
+        return all;
+    }
+
+    /** What is known of each kind that has arrived, busiest first; "other" only if any shared it. */
+    List<KindStats> stats() {
+        double rates = 0;
+        List<Kind> all = kinds();
+        for (Kind k : all) {
+            rates += k.rate;
+        }
+        var list = new ArrayList<KindStats>();
+        for (Kind k : all) {
+            if (k == other && !overflowed) {
+                continue;
+            }
+            list.add(new KindStats(
+                    k.name,
+                    k.rate,
+                    rates == 0 ? 0 : k.rate / rates,
+                    Duration.ofNanos((long) k.hold),
+                    Duration.ofNanos(k.histogram.quantile(0.5)),
+                    Duration.ofNanos(k.histogram.quantile(0.99)),
+                    k.cap == Integer.MAX_VALUE ? -1 : k.cap,
+                    k.inside.get(),
+                    k.capped.sum()));
+        }
+        list.sort(Comparator.comparingDouble(
+                        (KindStats s) -> s.arrivalsPerSecond() * s.meanHold().toNanos())
+                .thenComparingDouble(KindStats::arrivalsPerSecond)
+                .reversed());
+        return list;
+    }
+
+    /**
+     * Hold times in buckets four to a power of two (within 19 %), halved at every fold: the recent holds weigh most.
+     */
+    static final class Holds {
+        private static final int BUCKETS = 4 * 64;
+        private final AtomicLongArray counts = new AtomicLongArray(BUCKETS);
+
+        static int bucket(long nanos) {
+            if (nanos < 4) {
+                return (int) Math.max(0, nanos);
+            }
+            int log = 63 - Long.numberOfLeadingZeros(nanos);
+            return 4 * log + (int) ((nanos >>> (log - 2)) & 3);
+        }
+
+        /** The smallest value of bucket {@code b}. */
+        static long lower(int b) {
+            if (b < 4) {
+                return b;
+            }
+            int log = b / 4;
+            return (1L << log) + ((long) (b % 4) << (log - 2));
+        }
+
+        void record(long nanos) {
+            counts.incrementAndGet(bucket(nanos));
+        }
+
+        void decay() {
+            for (int i = 0; i < BUCKETS; i++) {
+                long c = counts.get(i);
+                if (c != 0) {
+                    counts.addAndGet(i, -((c + 1) / 2));
+                }
+            }
+        }
+
+        /** The value below which {@code q} of the recent holds lie (a bucket's midpoint); 0 without any. */
+        long quantile(double q) {
+            long total = 0;
+            for (int i = 0; i < BUCKETS; i++) {
+                total += counts.get(i);
+            }
+            if (total == 0) {
+                return 0;
+            }
+            long rank = (long) Math.ceil(q * total);
+            long seen = 0;
+            for (int i = 0; i < BUCKETS; i++) {
+                seen += counts.get(i);
+                if (seen >= rank) {
+                    return i + 1 < BUCKETS ? (lower(i) + lower(i + 1)) / 2 : lower(i);
+                }
+            }
+            return lower(BUCKETS - 1);
+        }
+    }
+}

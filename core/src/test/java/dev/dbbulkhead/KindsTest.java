@@ -1,0 +1,251 @@
+package dev.dbbulkhead;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.LongAdder;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * Kinds of operation learned by one workload, on the real PostgreSQL: a slow kind beside a fast one is capped while
+ * the workload is contended, still served, never capped with a permit free; a fast kind is never capped; callers name
+ * kinds; and under races, timeouts and interrupts, on platform and virtual threads, never more than the limit holds a
+ * connection, every permit comes back and every kind ends with nothing inside ({@link BarrierExtension} checks the
+ * permits and connections after each test).
+ */
+class KindsTest {
+    @RegisterExtension
+    static final BarrierExtension POOL = new BarrierExtension(6);
+
+    private static Workload workload(int concurrent) {
+        return POOL.track(DbBulkhead.builder(POOL.get())
+                        .workload(WorkloadConfig.builder("w")
+                                .concurrent(concurrent)
+                                .extraSlots(64)
+                                .kinds(true)
+                                .build())
+                        .build())
+                .workload("w");
+    }
+
+    private static final SqlWork<Integer> FAST = c -> Db.count(c, "SELECT 1 FROM pg_sleep(0.002)");
+    private static final SqlWork<Integer> SLOW = c -> Db.count(c, "SELECT 1 FROM pg_sleep(0.1)");
+
+    private static Optional<KindStats> kind(Workload w, String prefix) {
+        return w.kinds().stream().filter(k -> k.name().startsWith(prefix)).findFirst();
+    }
+
+    @ParameterizedTest(name = "virtual threads: {0}")
+    @ValueSource(booleans = {false, true})
+    void aSlowKindIsCappedWhileContendedAndStillServedAndAFastOneIsNever(boolean virtual) throws Exception {
+        Workload w = workload(4);
+        ThreadFactory threads =
+                virtual ? Thread.ofVirtual().factory() : Thread.ofPlatform().factory();
+        var inWork = new AtomicInteger();
+        var most = new AtomicInteger();
+        var slowServed = new LongAdder();
+        var fastServed = new LongAdder();
+        var fastCapped = new LongAdder();
+        var slowCapped = new LongAdder();
+        try (var fast = new Callers(threads, 8, () -> {
+                    try {
+                        w.transaction(
+                                TransactionOptions.queueWait(Duration.ofSeconds(2))
+                                        .kind("fast"),
+                                c -> {
+                                    most.accumulateAndGet(inWork.incrementAndGet(), Math::max);
+                                    try {
+                                        return FAST.run(c);
+                                    } finally {
+                                        inWork.decrementAndGet();
+                                    }
+                                });
+                        fastServed.increment();
+                    } catch (KindCappedException e) {
+                        fastCapped.increment();
+                        throw e;
+                    }
+                });
+                var slow = new Callers(threads, 4, () -> {
+                    try {
+                        w.transaction(
+                                TransactionOptions.queueWait(Duration.ofSeconds(2))
+                                        .kind("slow"),
+                                c -> {
+                                    most.accumulateAndGet(inWork.incrementAndGet(), Math::max);
+                                    try {
+                                        return SLOW.run(c);
+                                    } finally {
+                                        inWork.decrementAndGet();
+                                    }
+                                });
+                        slowServed.increment();
+                    } catch (KindCappedException e) {
+                        assertThat(e.kind()).isEqualTo("slow");
+                        assertThat(e.getMessage()).contains("kind 'slow' is at its cap of " + e.cap());
+                        assertThat(e.reason()).isEqualTo(RejectionReason.KIND_CAPPED);
+                        slowCapped.increment();
+                        throw e;
+                    }
+                })) {
+            await().atMost(Duration.ofSeconds(30))
+                    .untilAsserted(() -> assertThat(kind(w, "slow").map(KindStats::cap))
+                            .as("the slow kind, longer than the average hold, is capped")
+                            .hasValueSatisfying(cap -> assertThat(cap).isBetween(1, 3)));
+            await().atMost(Duration.ofSeconds(30)).until(() -> slowCapped.sum() >= 5);
+            long served = slowServed.sum();
+            await().atMost(Duration.ofSeconds(30))
+                    .alias("capped, the slow kind is still served")
+                    .until(() -> slowServed.sum() >= served + 5);
+        }
+        assertThat(fastCapped.sum()).as("the fast kind is never capped").isZero();
+        assertThat(kind(w, "fast").map(KindStats::cap)).hasValue(-1);
+        assertThat(fastServed.sum()).isPositive();
+        assertThat(most.get()).as("transactions in work at once").isLessThanOrEqualTo(4);
+        assertThat(w.kinds())
+                .allSatisfy(k -> assertThat(k.inside()).as(k.name()).isZero());
+        KindStats slow = kind(w, "slow").orElseThrow();
+        assertThat(slow.capped()).isEqualTo(slowCapped.sum());
+        assertThat(slow.holdP50()).isBetween(Duration.ofMillis(80), Duration.ofMillis(200));
+        assertThat(slow.meanHold()).isGreaterThan(kind(w, "fast").orElseThrow().meanHold());
+    }
+
+    @Test
+    void withAPermitFreeACappedKindComesIn() throws Exception {
+        Workload w = workload(4);
+        try (var fast = new Callers(Thread.ofVirtual().factory(), 8, () -> w.transaction(Duration.ofSeconds(2), FAST));
+                var slow = new Callers(
+                        Thread.ofVirtual().factory(), 4, () -> w.transaction(Duration.ofSeconds(2), SLOW))) {
+            await().atMost(Duration.ofSeconds(30))
+                    .until(() -> w.kinds().stream().anyMatch(k -> k.cap() >= 1));
+        }
+        KindStats capped =
+                w.kinds().stream().filter(k -> k.cap() >= 1).findFirst().orElseThrow();
+        assertThat(capped.cap()).isLessThan(4);
+        assertThat(capped.name())
+                .as("named after the class the lambda is written in")
+                .startsWith("KindsTest#");
+        // Nothing else runs: four at once of the capped kind all find a permit free, and none is refused.
+        var start = new CountDownLatch(1);
+        try (ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor()) {
+            var calls = new ArrayList<Future<Integer>>();
+            for (int i = 0; i < 4; i++) {
+                calls.add(threads.submit(() -> {
+                    start.await();
+                    return w.transaction(Duration.ZERO, SLOW);
+                }));
+            }
+            start.countDown();
+            for (var call : calls) {
+                assertThat(call.get(30, TimeUnit.SECONDS)).isEqualTo(1);
+            }
+        }
+    }
+
+    @Test
+    void callersNameKindsAndTheLongTailSharesOne() throws Exception {
+        Workload w = workload(2);
+        SqlWork<Integer> one = c -> Db.count(c, "SELECT 1");
+        SqlWork<Integer> another = c -> Db.count(c, "SELECT 1");
+        w.transaction(TransactionOptions.queueWait(Duration.ofSeconds(1)).kind("report"), one);
+        w.transaction(TransactionOptions.queueWait(Duration.ofSeconds(1)).kind("report"), another);
+        assertThat(w.kinds()).extracting(KindStats::name).containsExactly("report");
+        for (int i = 0; i < 100; i++) {
+            w.transaction(TransactionOptions.queueWait(Duration.ofSeconds(1)).kind("k" + i), one);
+        }
+        assertThat(w.kinds()).hasSize(33).extracting(KindStats::name).contains("report", "other");
+        assertThat(TransactionOptions.queueWait(Duration.ZERO).kind("x").toString())
+                .contains("kind=x");
+        assertThat(org.assertj.core.api.Assertions.catchThrowable(
+                        () -> TransactionOptions.queueWait(Duration.ZERO).kind(" ")))
+                .hasMessageContaining("kind must not be blank");
+        var plain = POOL.track(
+                        DbBulkhead.builder(POOL.get()).workload("plain", 2, 0).build())
+                .workload("plain");
+        plain.transaction(Duration.ofSeconds(1), one);
+        assertThat(plain.kinds()).as("the article's workload learns no kinds").isEmpty();
+    }
+
+    /**
+     * Races: callers of many kinds (more than are told apart) with waits of 0 or a few ms, some interrupted while they
+     * wait, some failing inside: every permit back, nothing left inside any kind.
+     */
+    @ParameterizedTest(name = "virtual threads: {0}")
+    @ValueSource(booleans = {false, true})
+    void underRacesEveryPermitComesBackAndEveryKindEndsEmpty(boolean virtual) throws Exception {
+        Workload w = workload(3);
+        ThreadFactory threads =
+                virtual ? Thread.ofVirtual().factory() : Thread.ofPlatform().factory();
+        var inWork = new AtomicInteger();
+        var most = new AtomicInteger();
+        var done = new LongAdder();
+        List<Thread> started = new ArrayList<>();
+        for (int t = 0; t < 24; t++) {
+            int seed = t;
+            started.add(threads.newThread(() -> {
+                var random = ThreadLocalRandom.current();
+                for (int i = 0; i < 60; i++) {
+                    String kind = "k" + (seed * 7 + i) % 40;
+                    double sleep = kind.endsWith("1") ? 0.03 : 0.001;
+                    try {
+                        w.transaction(
+                                TransactionOptions.queueWait(Duration.ofMillis(random.nextInt(0, 5)))
+                                        .kind(kind),
+                                c -> {
+                                    most.accumulateAndGet(inWork.incrementAndGet(), Math::max);
+                                    try {
+                                        if (random.nextInt(10) == 0) {
+                                            throw new IllegalStateException("fails inside");
+                                        }
+                                        return Db.count(c, "SELECT 1 FROM pg_sleep(" + sleep + ")");
+                                    } finally {
+                                        inWork.decrementAndGet();
+                                    }
+                                });
+                    } catch (BulkheadRejectedException | IllegalStateException expected) {
+                        // refused, or failed on purpose
+                    } catch (SQLException interruptedInThePoolOrOnTheSocket) {
+                        Thread.interrupted();
+                    } catch (InterruptedException interrupted) {
+                        Thread.interrupted(); // clear, carry on
+                    } catch (Exception e) {
+                        throw new AssertionError(e);
+                    }
+                    done.increment();
+                }
+            }));
+        }
+        started.forEach(Thread::start);
+        for (int round = 0; round < 20; round++) {
+            started.get(round % started.size()).interrupt();
+            Thread.sleep(5);
+        }
+        for (Thread t : started) {
+            t.join(TimeUnit.SECONDS.toMillis(60));
+            assertThat(t.isAlive()).isFalse();
+        }
+        assertThat(done.sum()).isEqualTo(24 * 60);
+        assertThat(most.get()).isLessThanOrEqualTo(3);
+        assertThat(w.available()).isEqualTo(3);
+        assertThat(w.inside()).isZero();
+        assertThat(w.kinds())
+                .isNotEmpty()
+                .allSatisfy(k -> assertThat(k.inside()).as(k.name()).isZero());
+    }
+}
