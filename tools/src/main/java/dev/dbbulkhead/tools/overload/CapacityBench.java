@@ -119,7 +119,7 @@ final class CapacityBench {
             for (Config config : settings.configs(scenario)) {
                 System.gc();
                 try (var ds = pool()) {
-                    var gate = CapacityGates.of(config, ds, settings.maxConcurrent(), settings.deadlineMs());
+                    var gate = CapacityGates.of(config, ds, settings.maxConcurrent(), settings.deadlineMs(), work);
                     runs.computeIfAbsent(new Cell(scenario, settings.burst(), config), k -> new ArrayList<>())
                             .add(CapacityRun.bursts(
                                     gate,
@@ -165,7 +165,7 @@ final class CapacityBench {
     private CapacityRun once(Config config, CapacityScenario.Work work, double rate, int repetition) throws Exception {
         System.gc();
         try (var ds = pool()) {
-            var gate = CapacityGates.of(config, ds, settings.maxConcurrent(), settings.deadlineMs());
+            var gate = CapacityGates.of(config, ds, settings.maxConcurrent(), settings.deadlineMs(), work);
             return CapacityRun.run(
                     gate,
                     work,

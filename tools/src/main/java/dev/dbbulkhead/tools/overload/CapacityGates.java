@@ -9,6 +9,7 @@ import com.netflix.concurrency.limits.limiter.SimpleLimiter;
 import dev.dbbulkhead.BulkheadListener;
 import dev.dbbulkhead.DbBulkhead;
 import dev.dbbulkhead.Deadline;
+import dev.dbbulkhead.KindStats;
 import dev.dbbulkhead.QueuePolicy;
 import dev.dbbulkhead.Workload;
 import dev.dbbulkhead.WorkloadConfig;
@@ -33,11 +34,22 @@ final class CapacityGates {
 
     /** One configuration over one pool. */
     interface Gate {
-        /** Runs {@code op} in a transaction that must end by {@code deadline} (a {@link System#nanoTime()}). */
-        void execute(long deadline, Barriers.Operation op) throws SQLException, InterruptedException;
+        /**
+         * Runs {@code op}, of kind {@code kind} (0 the fastest, {@link CapacityScenario.Work#kind}), in a transaction
+         * that must end by {@code deadline} (a {@link System#nanoTime()}).
+         */
+        void execute(long deadline, int kind, Barriers.Operation op) throws SQLException, InterruptedException;
 
         /** The limit in force now (the pool size or B for fixed ones). */
         int limit();
+
+        /**
+         * For a workload that learns kinds: each kind's cap, in the order of their mean holds (the limit for a kind
+         * without one); empty otherwise.
+         */
+        default double[] caps() {
+            return new double[0];
+        }
 
         /** Predictive rejection's audit so far: {audited, served in time}; zeros without one. */
         default long[] audits() {
@@ -78,7 +90,13 @@ final class CapacityGates {
         /** The deadline queue with the adaptive limit behind it. */
         DEADLINE_ADAPTIVE("deadline-adaptive"),
         /** What the documentation recommends: {@link WorkloadConfig#recommended}. */
-        RECOMMENDED("recommended");
+        RECOMMENDED("recommended"),
+        /** {@link #RECOMMENDED} with kinds of operation learned, one call site per kind. */
+        RECOMMENDED_KINDS("recommended-kinds"),
+        /** A recommended workload per kind, B per kind from sizing.md's rule ({@link Splits#byRule}). */
+        WORKLOAD_PER_KIND("workload-per-kind"),
+        /** A recommended workload per kind, B in proportion to the kinds' arrivals ({@link Splits#byArrivals}). */
+        SPLIT_BY_ARRIVALS("split-by-arrivals");
 
         final String label;
 
@@ -116,14 +134,14 @@ final class CapacityGates {
      * The gate of {@code config} over {@code pool}: B = its {@code concurrent}, Q = B (B / 4 for the adaptive one);
      * {@code deadlineMs}: AIMD's latency timeout.
      */
-    static Gate of(Config config, DataSource pool, int poolSize, long deadlineMs) {
+    static Gate of(Config config, DataSource pool, int poolSize, long deadlineMs, CapacityScenario.Work work) {
         int concurrent = config.concurrent();
         String label = config.kind().label;
         return switch (config.kind()) {
             case POOL_ONLY ->
                 new Gate() {
                     @Override
-                    public void execute(long deadline, Barriers.Operation op) throws SQLException {
+                    public void execute(long deadline, int kind, Barriers.Operation op) throws SQLException {
                         transaction(pool, deadline, op);
                     }
 
@@ -175,13 +193,21 @@ final class CapacityGates {
                                 .adaptiveLimitMin(1)
                                 .predictionAudit(AUDIT)
                                 .build());
-            case RECOMMENDED ->
+            case RECOMMENDED, RECOMMENDED_KINDS ->
                 audited(
                         pool,
                         label,
                         WorkloadConfig.recommended("w", concurrent).toBuilder()
                                 .predictionAudit(AUDIT)
+                                .kinds(config.kind() == Kind.RECOMMENDED_KINDS)
                                 .build());
+            case WORKLOAD_PER_KIND, SPLIT_BY_ARRIVALS ->
+                perKind(
+                        pool,
+                        label,
+                        config.kind() == Kind.WORKLOAD_PER_KIND
+                                ? Splits.byRule(work.holds(), work.shares(0), concurrent)
+                                : Splits.byArrivals(work.shares(0), concurrent));
             // Netflix's defaults (initial 20, Gradient2's min 20) exceed a database pool: min 1, max B, initial B/2.
             case GRADIENT2 ->
                 netflix(
@@ -233,13 +259,19 @@ final class CapacityGates {
         Gate inner = bulkhead(w);
         return new Gate() {
             @Override
-            public void execute(long deadline, Barriers.Operation op) throws SQLException, InterruptedException {
-                inner.execute(deadline, op);
+            public void execute(long deadline, int kind, Barriers.Operation op)
+                    throws SQLException, InterruptedException {
+                inner.execute(deadline, kind, op);
             }
 
             @Override
             public int limit() {
                 return inner.limit();
+            }
+
+            @Override
+            public double[] caps() {
+                return inner.caps();
             }
 
             @Override
@@ -249,19 +281,71 @@ final class CapacityGates {
         };
     }
 
+    /** A recommended workload per kind of operation, B = {@code split[kind]}, in one barrier. */
+    private static Gate perKind(DataSource pool, String label, int[] split) {
+        var builder = DbBulkhead.builder(pool).name(label);
+        for (int k = 0; k < split.length; k++) {
+            builder.workload(WorkloadConfig.recommended("kind-" + k, split[k]));
+        }
+        DbBulkhead barrier = builder.build();
+        List<Gate> gates = new java.util.ArrayList<>();
+        for (int k = 0; k < split.length; k++) {
+            gates.add(bulkhead(barrier.workload("kind-" + k)));
+        }
+        return new Gate() {
+            @Override
+            public void execute(long deadline, int kind, Barriers.Operation op)
+                    throws SQLException, InterruptedException {
+                gates.get(Math.min(kind, gates.size() - 1)).execute(deadline, 0, op);
+            }
+
+            @Override
+            public int limit() {
+                return gates.stream().mapToInt(Gate::limit).sum();
+            }
+        };
+    }
+
+    /**
+     * One workload; each kind of operation from a call site of its own (a lambda each), as an application's would be,
+     * so that a workload that learns kinds tells them apart.
+     */
     static Gate bulkhead(Workload w) {
         return new Gate() {
             @Override
-            public void execute(long deadline, Barriers.Operation op) throws SQLException, InterruptedException {
-                w.transaction(Deadline.atNanoTime(deadline), c -> {
-                    op.run(c);
-                    return null;
-                });
+            public void execute(long deadline, int kind, Barriers.Operation op)
+                    throws SQLException, InterruptedException {
+                Deadline d = Deadline.atNanoTime(deadline);
+                switch (kind) {
+                    case 0 ->
+                        w.transaction(d, c -> {
+                            op.run(c);
+                            return null;
+                        });
+                    case 1 ->
+                        w.transaction(d, c -> {
+                            op.run(c);
+                            return 1;
+                        });
+                    default ->
+                        w.transaction(d, c -> {
+                            op.run(c);
+                            return 2;
+                        });
+                }
             }
 
             @Override
             public int limit() {
                 return w.limit();
+            }
+
+            @Override
+            public double[] caps() {
+                return w.kinds().stream()
+                        .sorted(java.util.Comparator.comparing(KindStats::meanHold))
+                        .mapToDouble(k -> k.cap() > 0 ? k.cap() : w.limit())
+                        .toArray();
             }
         };
     }
@@ -270,7 +354,7 @@ final class CapacityGates {
         SimpleLimiter<Void> limiter = SimpleLimiter.newBuilder().limit(limit).build();
         return new Gate() {
             @Override
-            public void execute(long deadline, Barriers.Operation op) throws SQLException {
+            public void execute(long deadline, int kind, Barriers.Operation op) throws SQLException {
                 Optional<Limiter.Listener> admitted = limiter.acquire(null);
                 if (admitted.isEmpty()) {
                     throw new LimiterRejected();

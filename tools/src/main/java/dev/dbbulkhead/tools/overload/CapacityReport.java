@@ -49,7 +49,7 @@ final class CapacityReport {
                 "| scenario | load | configuration | goodput within SLO /s (min–max) | committed late | refused at once "
                         + "| admitted, then timed out | false refusals (audited) | succeeded p50 / p99 ms (p99 min–max) "
                         + "| failures p99 ms | told past its wait p99 ms | mean limit | step: settled down / up s "
-                        + "| s4: 2 ms / 100 ms within SLO /s (100 ms: share of goodput / of arrivals) |");
+                        + "| per kind, fastest first, within SLO /s (the slowest: share of goodput / of arrivals) |");
         lines.add("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
         runs.forEach((cell, list) -> lines.add(row(cell, list)));
         return lines;
@@ -75,7 +75,7 @@ final class CapacityReport {
                         ? f(median(list, r -> CapacityStats.settle(r, 1 / 3.0))) + " / "
                                 + f(median(list, r -> CapacityStats.settle(r, 2 / 3.0)))
                         : "")
-                + " | " + (scenario == CapacityScenario.S4_MIXED ? CapacityStats.byKind(list) : "") + " |";
+                + " | " + CapacityStats.byKind(list) + " |";
     }
 
     /**
@@ -89,6 +89,7 @@ final class CapacityReport {
             if (adaptive != null) {
                 lines.add(target(point, byConfig, adaptive));
             }
+            lines.addAll(KindTargets.of(point.scenario(), point.load(), byConfig, settings.maxConcurrent()));
         });
         return lines;
     }
@@ -162,6 +163,14 @@ final class CapacityReport {
         targets().forEach(l -> md.append("- ").append(l).append('\n'));
         md.append("\n![limit over time](capacity.svg)\n");
         Files.createDirectories(dir);
+        String kinds = KindTargets.chart(byPoint().entrySet().stream()
+                .map(e -> Map.entry(
+                        e.getKey().scenario().label + " " + f(e.getKey().load()) + "×", e.getValue()))
+                .toList());
+        if (!kinds.isEmpty()) {
+            md.append("\n![goodput per kind by configuration](capacity-kinds.svg)\n");
+            Files.writeString(dir.resolve("capacity-kinds.svg"), kinds);
+        }
         Files.writeString(dir.resolve("capacity.md"), md.toString());
         Files.writeString(dir.resolve("capacity.svg"), svg());
     }

@@ -3,6 +3,7 @@ package dev.dbbulkhead.tools.overload;
 import dev.dbbulkhead.AdmissionFullException;
 import dev.dbbulkhead.BulkheadRejectedException;
 import dev.dbbulkhead.DeadlineExceededException;
+import dev.dbbulkhead.KindCappedException;
 import dev.dbbulkhead.LoadShedException;
 import dev.dbbulkhead.QueueTimeoutException;
 import dev.dbbulkhead.WouldTimeOutException;
@@ -50,12 +51,14 @@ final class CapacityRun {
     final Histogram failed = new ConcurrentHistogram(HIGHEST, 3);
     /** Callers refused after waiting: how long past what they were allowed to wait they were told. */
     final Histogram overshoot = new ConcurrentHistogram(HIGHEST, 3);
-    /** (seconds since the start, limit in force, K) every 50 ms. */
+    /** (seconds since the start, limit in force, K, each kind's cap by mean hold or NaN) every 50 ms. */
     final List<double[]> limits = new ArrayList<>();
 
     double seconds;
-    /** Per kind of operation ({@link CapacityScenario.Work#kind}): {arrived, committed within its deadline}. */
-    final LongAdder[][] byKind = {{new LongAdder(), new LongAdder()}, {new LongAdder(), new LongAdder()}};
+    /** Per third of the run and kind of operation ({@link CapacityScenario.Work#kind}): arrived. */
+    final LongAdder[][] arrived = adders();
+    /** Per third of the run and kind of operation: committed within its deadline. */
+    final LongAdder[][] inSlo = adders();
     /** Predictive rejection's audit: {audited, served in time}. */
     long[] audits = new long[2];
 
@@ -84,15 +87,41 @@ final class CapacityRun {
         return count(Result.IN_SLO) / seconds;
     }
 
+    private static LongAdder[][] adders() {
+        var a = new LongAdder[3][CapacityScenario.KINDS];
+        for (LongAdder[] phase : a) {
+            for (int k = 0; k < phase.length; k++) {
+                phase[k] = new LongAdder();
+            }
+        }
+        return a;
+    }
+
     /** Goodput within SLO per second of the operations of {@code kind}. */
     double goodputInSlo(int kind) {
-        return byKind[kind][1].sum() / seconds;
+        return (inSlo[0][kind].sum() + inSlo[1][kind].sum() + inSlo[2][kind].sum()) / seconds;
+    }
+
+    /** Goodput within SLO per second in third {@code phase} (0–2) of the run, of every kind. */
+    double phaseGoodput(int phase) {
+        long n = 0;
+        for (LongAdder k : inSlo[phase]) {
+            n += k.sum();
+        }
+        return n / (seconds / 3);
     }
 
     /** The share of the arrivals that were of {@code kind}. */
     double offeredShare(int kind) {
-        long all = byKind[0][0].sum() + byKind[1][0].sum();
-        return all == 0 ? 0 : (double) byKind[kind][0].sum() / all;
+        long all = 0;
+        long of = 0;
+        for (LongAdder[] phase : arrived) {
+            for (int k = 0; k < phase.length; k++) {
+                all += phase[k].sum();
+                of += k == kind ? phase[k].sum() : 0;
+            }
+        }
+        return all == 0 ? 0 : (double) of / all;
     }
 
     /** The mean limit between {@code from} and {@code to} (fractions of the run). */
@@ -125,7 +154,7 @@ final class CapacityRun {
                 do {
                     double t = (System.nanoTime() - start) / 1e9;
                     synchronized (run.limits) {
-                        run.limits.add(new double[] {t, gate.limit(), work.capacityAt(t / seconds)});
+                        run.limits.add(sample(t, gate.limit(), work.capacityAt(t / seconds), gate.caps()));
                     }
                 } while (!await(stop));
             });
@@ -141,11 +170,13 @@ final class CapacityRun {
                 }
                 long at = intended;
                 double u = random.nextDouble();
-                String sql = work.sql((at - start) / (double) duration, u);
-                int kind = work.kind(u);
+                double fraction = (at - start) / (double) duration;
+                String sql = work.sql(fraction, u);
+                int kind = work.kind(fraction, u);
+                int phase = Math.min(2, (int) (3 * fraction));
                 started++;
                 tasks.execute(() -> {
-                    run.operation(gate, sql, kind, at, at + deadlineNanos);
+                    run.operation(gate, sql, kind, phase, at, at + deadlineNanos);
                     done.increment();
                 });
             }
@@ -187,7 +218,7 @@ final class CapacityRun {
                         ready.countDown();
                         try {
                             go.await();
-                            run.operation(gate, sql, 0, releasedAt[0], releasedAt[0] + deadlineNanos);
+                            run.operation(gate, sql, 0, 0, releasedAt[0], releasedAt[0] + deadlineNanos);
                         } catch (InterruptedException e) {
                             Thread.currentThread().interrupt();
                         } finally {
@@ -199,11 +230,23 @@ final class CapacityRun {
                 releasedAt[0] = System.nanoTime(); // published to the callers by the latch
                 go.countDown();
                 done.await();
-                run.limits.add(new double[] {(System.nanoTime() - start) / 1e9, gate.limit(), 0});
+                run.limits.add(sample((System.nanoTime() - start) / 1e9, gate.limit(), 0, new double[0]));
             }
         }
         run.audits = gate.audits();
         return run;
+    }
+
+    /** {seconds, limit, K, then each kind's cap (by mean hold) or NaN}. */
+    private static double[] sample(double seconds, int limit, int capacity, double[] caps) {
+        double[] s = new double[3 + CapacityScenario.KINDS];
+        s[0] = seconds;
+        s[1] = limit;
+        s[2] = capacity;
+        for (int k = 0; k < CapacityScenario.KINDS; k++) {
+            s[3 + k] = k < caps.length ? caps[k] : Double.NaN;
+        }
+        return s;
     }
 
     private static boolean await(CountDownLatch latch) {
@@ -215,11 +258,11 @@ final class CapacityRun {
         }
     }
 
-    private void operation(CapacityGates.Gate gate, String sql, int kind, long intended, long deadline) {
+    private void operation(CapacityGates.Gate gate, String sql, int kind, int phase, long intended, long deadline) {
         Throwable failure = null;
         long called = System.nanoTime();
         try {
-            gate.execute(deadline, c -> {
+            gate.execute(deadline, kind, c -> {
                 try (var statement = c.createStatement()) {
                     statement.execute(sql);
                 }
@@ -230,9 +273,9 @@ final class CapacityRun {
         long end = System.nanoTime();
         Result result = failure != null ? classify(failure) : end <= deadline ? Result.IN_SLO : Result.LATE;
         adder(result).increment();
-        byKind[kind][0].increment();
+        arrived[phase][kind].increment();
         if (result == Result.IN_SLO) {
-            byKind[kind][1].increment();
+            inSlo[phase][kind].increment();
         }
         long latency = Math.min(HIGHEST, Math.max(0, end - intended));
         (failure == null ? succeeded : failed).recordValue(latency);
@@ -254,6 +297,7 @@ final class CapacityRun {
         if (t instanceof AdmissionFullException
                 || t instanceof WouldTimeOutException
                 || t instanceof LoadShedException
+                || t instanceof KindCappedException
                 || t instanceof CapacityGates.LimiterRejected) {
             return Result.REFUSED;
         }

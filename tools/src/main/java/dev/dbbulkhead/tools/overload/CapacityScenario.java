@@ -18,7 +18,9 @@ import javax.sql.DataSource;
  * <li>{@code s5-two-workloads}: the K locks shared by an interactive workload (5 ms, 100 ms deadline) and a batch
  * one (50 ms, 5 s deadline), run by {@link TwoWorkloads};</li>
  * <li>{@code s6-burst}: bursts of callers arriving at once (every two deadlines), each operation
- * {@code pg_sleep(holdMillis)}: what a queue bounded by a count cuts, and a deadline absorbs.</li>
+ * {@code pg_sleep(holdMillis)}: what a queue bounded by a count cuts, and a deadline absorbs;</li>
+ * <li>{@code s7-shifting}: three kinds on the K locks, 2 ms, 20 ms (20 % of arrivals) and 200 ms, the slowest kind's
+ * share stepping 2 % → 20 % → 2 % by thirds of the run (the fastest has the rest).</li>
  * </ul>
  */
 enum CapacityScenario {
@@ -27,7 +29,13 @@ enum CapacityScenario {
     S3_STEP("s3-step"),
     S4_MIXED("s4-mixed"),
     S5_TWO("s5-two-workloads"),
-    S6_BURST("s6-burst");
+    S6_BURST("s6-burst"),
+    S7_SHIFT("s7-shifting");
+
+    /** The kinds of operation of the mixed scenarios, at most. */
+    static final int KINDS = 3;
+    /** Their holds, ms: s4's two kinds are the first and the last. */
+    static final int[] MIXED_HOLDS = {2, 20, 200};
 
     static final int STEP_HIGH = 8;
     static final int STEP_LOW = 2;
@@ -36,6 +44,11 @@ enum CapacityScenario {
 
     CapacityScenario(String label) {
         this.label = label;
+    }
+
+    /** Whether its operations are of several kinds. */
+    boolean mixed() {
+        return this == S4_MIXED || this == S7_SHIFT;
     }
 
     static boolean isOne(String label) {
@@ -54,21 +67,59 @@ enum CapacityScenario {
                 case S1_CPU -> "SELECT count(md5(g::text)) FROM generate_series(1, " + md5Rounds + ") g";
                 case S2_LOCKS, S5_TWO -> LockSlots.sql(locks, holdMillis);
                 case S3_STEP -> LockSlots.sql(capacityAt(fraction), holdMillis);
-                case S4_MIXED -> LockSlots.sql(locks, u < 0.9 ? 2 : 100);
+                case S4_MIXED -> LockSlots.sql(locks, kind(fraction, u) == 0 ? 2 : 100);
+                case S7_SHIFT -> LockSlots.sql(locks, MIXED_HOLDS[kind(fraction, u)]);
                 case S6_BURST -> "SELECT pg_sleep(" + holdMillis / 1000.0 + ")";
             };
         }
 
-        /** The kind of an operation drawn with {@code u}: on s4-mixed 0 for a 2 ms one, 1 for a 100 ms one; else 0. */
-        int kind(double u) {
-            return scenario == S4_MIXED && u >= 0.9 ? 1 : 0;
+        /**
+         * The kind of an operation drawn with {@code u} at {@code fraction} into the run, 0 the fastest: on s4-mixed 0
+         * for a 2 ms one, 1 for a 100 ms one; on s7-shifting 0, 1, 2 for 2, 20, 200 ms; else 0.
+         */
+        int kind(double fraction, double u) {
+            double[] shares = shares(fraction);
+            double below = 0;
+            for (int k = 0; k < shares.length; k++) {
+                below += shares[k];
+                if (u < below) {
+                    return k;
+                }
+            }
+            return shares.length - 1;
+        }
+
+        /** The arrival share of each kind at {@code fraction} into the run. */
+        double[] shares(double fraction) {
+            return switch (scenario) {
+                case S4_MIXED -> new double[] {0.9, 0.1};
+                case S7_SHIFT -> {
+                    double slow = fraction >= 1 / 3.0 && fraction < 2 / 3.0 ? 0.2 : 0.02;
+                    yield new double[] {0.8 - slow, 0.2, slow};
+                }
+                default -> new double[] {1};
+            };
+        }
+
+        /** Each kind's hold alone, ms (the mixed scenarios). */
+        int[] holds() {
+            return switch (scenario) {
+                case S4_MIXED -> new int[] {2, 100};
+                case S7_SHIFT -> MIXED_HOLDS;
+                default -> new int[] {holdMillis};
+            };
+        }
+
+        /** How many kinds of operation it mixes. */
+        int kinds() {
+            return shares(0).length;
         }
 
         /** K at {@code fraction} into the run (the lock scenarios); 0 for the CPU one. */
         int capacityAt(double fraction) {
             return switch (scenario) {
                 case S1_CPU, S6_BURST -> 0;
-                case S2_LOCKS, S4_MIXED, S5_TWO -> locks;
+                case S2_LOCKS, S4_MIXED, S5_TWO, S7_SHIFT -> locks;
                 case S3_STEP -> fraction < 1 / 3.0 || fraction >= 2 / 3.0 ? STEP_HIGH : STEP_LOW;
             };
         }

@@ -25,10 +25,17 @@ record CapacitySettings(
         @Nullable Path report,
         boolean pin) {
 
-    /** The configurations of one scenario: the static one expanded to the sweep (not for the step, B has no best). */
+    /**
+     * The configurations of one scenario: the static one expanded to the sweep (not for the step, B has no best), the
+     * splits per kind only where kinds mix.
+     */
     List<Config> configs(CapacityScenario scenario) {
         var list = new ArrayList<Config>();
         for (Kind kind : kinds) {
+            boolean split = kind == Kind.WORKLOAD_PER_KIND || kind == Kind.SPLIT_BY_ARRIVALS;
+            if (split && !scenario.mixed()) {
+                continue; // one kind: a split is the recommended workload
+            }
             if (kind != Kind.STATIC) {
                 list.add(new Config(kind, maxConcurrent));
             } else if (scenario != CapacityScenario.S3_STEP && scenario != CapacityScenario.S5_TWO) {

@@ -11,18 +11,72 @@ import java.util.Locale;
 final class CapacityStats {
     private CapacityStats() {}
 
-    /** s4's goodput by kind: "512 / 20.0 (3.8 % / 10.0 %)", the long operations' share of goodput and of arrivals. */
+    /**
+     * Goodput by kind, fastest first, for a mix of kinds: "512 / 20.0 (3.8 % / 10.0 %)", the slowest kind's share of
+     * goodput and of arrivals; empty for one kind.
+     */
     static String byKind(List<CapacityRun> list) {
-        double shortOnes = median(list, r -> r.goodputInSlo(0));
-        double longOnes = median(list, r -> r.goodputInSlo(1));
-        double share = shortOnes + longOnes == 0 ? 0 : longOnes / (shortOnes + longOnes);
-        return String.format(
-                Locale.ROOT,
-                "%s / %s (%.1f %% / %.1f %%)",
-                f(shortOnes),
-                f(longOnes),
-                100 * share,
-                100 * median(list, r -> r.offeredShare(1)));
+        int kinds = kinds(list);
+        if (kinds < 2) {
+            return "";
+        }
+        var text = new StringBuilder();
+        double all = 0;
+        double slowest = 0;
+        for (int k = 0; k < kinds; k++) {
+            int kind = k;
+            double g = median(list, r -> r.goodputInSlo(kind));
+            text.append(k == 0 ? "" : " / ").append(f(g));
+            all += g;
+            slowest = g;
+        }
+        int last = kinds - 1;
+        return text.append(String.format(
+                        Locale.ROOT,
+                        " (%.1f %% / %.1f %%)",
+                        all == 0 ? 0 : 100 * slowest / all,
+                        100 * median(list, r -> r.offeredShare(last))))
+                .toString();
+    }
+
+    /** How many kinds arrived in the first run: the highest kind seen, plus one. */
+    static int kinds(List<CapacityRun> list) {
+        int kinds = 0;
+        for (int k = 0; k < CapacityScenario.KINDS; k++) {
+            kinds = list.getFirst().offeredShare(k) > 0 ? k + 1 : kinds;
+        }
+        return kinds;
+    }
+
+    /**
+     * Seconds from the shift at {@code fraction} until every kind's cap is first at the value it holds most of the
+     * phase's last half (the samples' columns from the fourth); NaN without caps.
+     */
+    static double capSettle(CapacityRun run, double fraction) {
+        double step = fraction * run.seconds;
+        double phaseEnd = step + run.seconds / 3;
+        double slowest = Double.NaN;
+        for (int column = 3; column < 3 + CapacityScenario.KINDS; column++) {
+            int c = column;
+            var late = run.limits.stream()
+                    .filter(s -> s[0] >= phaseEnd - run.seconds / 6 && s[0] < phaseEnd && !Double.isNaN(s[c]))
+                    .mapToDouble(s -> s[c])
+                    .sorted()
+                    .toArray();
+            if (late.length == 0) {
+                continue;
+            }
+            double settled = late[late.length / 2];
+            double at = Double.POSITIVE_INFINITY;
+            for (double[] s : run.limits) {
+                if (s[0] >= step && s[c] == settled) {
+                    at = s[0] - step;
+                    break;
+                }
+            }
+            slowest = Double.isNaN(slowest) ? at : Math.max(slowest, at);
+        }
+        return slowest;
     }
 
     /**

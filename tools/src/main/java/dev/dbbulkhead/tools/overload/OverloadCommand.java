@@ -138,7 +138,8 @@ public final class OverloadCommand implements Callable<Integer> {
                     "Scenarios: burst, open-loop; and the capacity ones, for adaptive limits: s1-cpu (CPU-bound "
                             + "work), s2-locks (K advisory locks), s3-step (K = 8, then 2, then 8), s4-mixed (90 %% 2 ms, 10 %% "
                             + "100 ms on the K locks), s5-two-workloads (interactive 5 ms / 100 ms deadline beside batch 50 ms "
-                            + "/ 5 s), s6-burst (--burst-size callers at once, every two deadlines) (default: ${DEFAULT-VALUE}).")
+                            + "/ 5 s), s6-burst (--burst-size callers at once, every two deadlines), s7-shifting (2 / 20 / 200 ms "
+                            + "on the K locks, the slowest kind 2 %%, then 20 %%, then 2 %% of arrivals) (default: ${DEFAULT-VALUE}).")
     List<String> scenarios;
 
     @Option(
@@ -146,7 +147,9 @@ public final class OverloadCommand implements Callable<Integer> {
             split = ",",
             paramLabel = "NAME",
             defaultValue = "pool-only,static,db-bulkhead,db-bulkhead-adaptive,gradient2,vegas",
-            description = "Capacity scenarios: configurations to compare; static is swept over --sweep "
+            description = "Capacity scenarios: configurations to compare; static is swept over --sweep; also "
+                    + "recommended, recommended-kinds (kinds learned per call site), workload-per-kind and "
+                    + "split-by-arrivals (a workload per kind, by sizing.md's rule or by arrivals) "
                     + "(default: ${DEFAULT-VALUE}).")
     List<String> capacityConfigs;
 
