@@ -3,10 +3,11 @@ package dev.dbbulkhead;
 import dev.dbbulkhead.internal.Snapshot;
 
 /**
- * Refused at once: no execution permit was free, and the caller's kind of operation already had as many operations
- * inside as it may have while the workload is contended ({@link WorkloadConfig.Builder#kinds}). Its operations hold
- * their connections longer than the workload's average, so that it is allowed its share of the arrivals, times how
- * much shorter the average is, and never less than one. It holds nothing; a kind under its cap is not refused.
+ * Refused at once: the workload was contended (no execution permit free, now or for a caller in the last 100 ms), and
+ * the caller's kind of operation already had as many operations inside as it may have then
+ * ({@link WorkloadConfig.Builder#kinds}). Its operations hold their connections more than twice as long as the
+ * workload's median operation, so that it is allowed its share of the arrivals, times how much shorter the median
+ * operation is, and never less than one. It holds nothing; a kind under its cap is not refused.
  */
 public final class KindCappedException extends BulkheadRejectedException {
     private final String kind;
@@ -21,8 +22,8 @@ public final class KindCappedException extends BulkheadRejectedException {
     @Override
     String describe() {
         return "kind '" + kind + "' is at its cap of " + cap + " operation" + (cap == 1 ? "" : "s")
-                + " inside while no execution permit is free: its operations hold their connections longer than the "
-                + "workload's average; refused at once";
+                + " inside while the workload is contended: its operations hold their connections more than twice as "
+                + "long as the workload's median operation; refused at once";
     }
 
     /** The kind of operation refused. */

@@ -15,7 +15,7 @@ import java.time.Duration;
  * @param holdP50 the recent median hold (within 19 %)
  * @param holdP99 the recent 99th percentile hold (within 19 %)
  * @param cap how many of its operations may be inside (queued or holding a connection) while the workload is
- *     contended; -1 for none: it holds no longer than the workload's average
+ *     contended; -1 for none: it holds at most twice as long as the workload's median operation
  * @param inside its operations inside now
  * @param capped how many of its callers were refused at once because it was at its cap ({@link KindCappedException})
  */

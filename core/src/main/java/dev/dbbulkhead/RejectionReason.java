@@ -20,8 +20,8 @@ public enum RejectionReason {
      */
     LOAD_SHED,
     /**
-     * No execution permit was free and the caller's kind of operation, one that holds its connection longer than the
-     * workload's average, was at its cap: refused at once. {@link KindCappedException}.
+     * The workload was contended and the caller's kind of operation, one that holds its connection more than twice as
+     * long as the workload's median operation, was at its cap: refused at once. {@link KindCappedException}.
      */
     KIND_CAPPED,
     /** The caller was interrupted while waiting for an execution permit ({@link InterruptedException}). */

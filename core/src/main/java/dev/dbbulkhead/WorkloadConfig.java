@@ -277,11 +277,12 @@ public record WorkloadConfig(
         /**
          * Kinds of operation, learned: each operation's kind is its call site (the class of its {@code SqlWork}: one
          * per lambda in the source) or the name its caller gives ({@link TransactionOptions#kind}). The workload
-         * measures each kind's arrivals and holds; while no execution permit is free, a kind whose operations hold
-         * their connection longer than the workload's average may have at most its share of the arrivals, times that
-         * average over its own hold, of the limit inside (at least one): its other callers are refused at once with
-         * {@link KindCappedException}. Slow operations then cannot take the connections that fast ones would turn into
-         * many completions. With a permit free it caps nothing. Default off, as the article's barrier; callers of
+         * measures each kind's arrivals and holds; while the workload is contended (no execution permit free, now or
+         * for a caller in the last 100 ms), a kind whose operations hold their connection more than twice as long as
+         * the median operation may have at most its share of the arrivals, times the median's hold over its own, of
+         * the limit inside (at least one): its other callers are refused at once with {@link KindCappedException}.
+         * Slow operations then cannot take the connections that fast ones would turn into many completions.
+         * Uncontended, it caps nothing. Default off, as the article's barrier; callers of
          * {@code acquire()} have no kind. The rule and its measurements: {@code docs/sizing.md}.
          */
         public Builder kinds(boolean enabled) {

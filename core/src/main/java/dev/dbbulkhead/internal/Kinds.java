@@ -14,15 +14,17 @@ import java.util.concurrent.atomic.LongAdder;
  * The kinds of operation of one workload, learned: each operation's kind is its call site (the class of its
  * {@code SqlWork}, one per lambda in the source) or the name its caller gave. For each kind the barrier measures
  * arrivals and holds; while the workload is contended (no execution permit free) it keeps a kind whose operations hold
- * their connection longer than the workload's average from having more of its operations inside than its cap, so
+ * their connection more than twice as long as the median operation from having more of its operations inside than its cap, so
  * that slow kinds cannot take the permits that fast ones would turn into many completions. Uncontended, it caps
  * nothing.
  *
- * <p>The rule, every {@link #FOLD_TICKS} ticks of the barrier's clock: with A the arrival rate of all kinds, H their
- * mean hold (weighted by arrivals) and L the limit in force, a kind with arrival rate a and mean hold h &gt; H is capped
- * at {@code max(1, floor(L × a/A × H/h))}: its share of the arrivals, reduced by how much longer than average its
- * operations hold. A kind no longer than average is never capped, and no kind is capped below one: every kind can
- * always have one operation inside (its floor), so none starves.
+ * <p>The rule, every {@link #FOLD_TICKS} ticks of the barrier's clock: a kind's cost is the 10th percentile of its
+ * recent holds (what its operations take when they wait behind no one; the mean grows with the waits other kinds
+ * cause). With A the arrival rate of all kinds, H the cost of the median operation's kind (kinds in the order of their
+ * costs, weighted by arrivals) and L the limit in force, a kind with arrival rate a and cost h &gt; 2H is capped at {@code max(1, floor(L × a/A × H/h))}: its
+ * share of the arrivals, reduced by how much longer than the median operation its operations hold. A kind within twice
+ * the median is never capped, and no kind is capped below one: every kind can always have one operation inside (its
+ * floor), so none starves.
  *
  * <p>Bounded: at most {@link #TRACKED} kinds are told apart; the rest share the kind {@value #OTHER}, and a kind idle
  * for a while gives its place up. Thread-safe: callers claim and leave; {@link #tick} runs on the barrier's clock.
@@ -36,6 +38,10 @@ final class Kinds {
     static final int FOLD_TICKS = 10;
     /** The weight of the newest window in the moving averages: caps follow a shift within about a second. */
     private static final double ALPHA = 0.3;
+    /** The quantile of a kind's recent holds taken as what one of its operations costs. */
+    static final double COST_QUANTILE = 0.1;
+    /** How many times the median operation's hold a kind must hold to be capped: kinds of similar cost are not. */
+    static final double SLOWER = 2;
     /** A kind whose arrival rate fell below this (per second) and that has nothing inside may be forgotten. */
     private static final double IDLE_RATE = 1e-3;
 
@@ -47,6 +53,13 @@ final class Kinds {
     private int ticks;
     /** Whether a kind was ever put in {@link #other}. */
     private volatile boolean overflowed;
+    /** Callers that found no permit free, since the last fold. */
+    private final LongAdder pressed = new LongAdder();
+    /**
+     * Whether a caller found no permit free in the last window: the workload is contended even while a permit is free
+     * for a moment (its capacity may be a lock or the database's cores, not its permits). Written by the clock.
+     */
+    private volatile boolean contended;
 
     private long folded;
 
@@ -70,6 +83,11 @@ final class Kinds {
         private volatile double rate;
         /** Mean hold, moving average; 0 before the first operation; written by the clock. */
         private volatile double hold;
+        /**
+         * What one of its operations costs: a low quantile of its recent holds, which waits behind other kinds' work
+         * (a lock in the database) lengthen less than the mean; 0 before the first; written by the clock.
+         */
+        private volatile double cost;
         /** How many of its operations may be inside while the workload is contended. */
         private volatile int cap = Integer.MAX_VALUE;
 
@@ -128,19 +146,23 @@ final class Kinds {
         return name.substring(name.lastIndexOf('.', lambda) + 1, lambda) + "#" + lambdas.incrementAndGet();
     }
 
-    /** A caller of {@code kind} arrived, whether it is admitted or not: its kind's demand. */
-    static void arrived(Kind kind) {
+    /** A caller of {@code kind} arrived, whether it is admitted or not: its kind's demand, and the workload's. */
+    void arrived(Kind kind) {
         kind.arrivals.increment();
+        if (permits.available() <= 0) {
+            pressed.increment();
+        }
     }
 
     /**
      * A caller of {@code kind} the door admitted; true if it may come in (then it is counted inside until
-     * {@link Kind#left}), false if its kind is at its cap while no permit is free.
+     * {@link Kind#left}), false if its kind is at its cap while the workload is contended: no permit free now, or a
+     * caller found none in the last window.
      */
     boolean enter(Kind kind) {
         while (true) {
             int inside = kind.inside.get();
-            if (inside >= kind.cap && permits.available() <= 0) {
+            if (inside >= kind.cap && (contended || permits.available() <= 0)) {
                 kind.capped.increment();
                 return false;
             }
@@ -163,35 +185,57 @@ final class Kinds {
             return;
         }
         ticks = 0;
+        contended = pressed.sumThenReset() > 0;
         double seconds = Math.max(1e-3, (now - folded) / 1e9);
         folded = now;
         List<Kind> all = kinds();
         double rates = 0;
-        double timed = 0; // the arrivals of the kinds whose hold is known
-        double busy = 0;
         for (Kind k : all) {
             fold(k, seconds);
             rates += k.rate;
-            if (k.hold > 0) {
-                timed += k.rate;
-                busy += k.rate * k.hold;
-            }
         }
-        double mean = timed == 0 ? 0 : busy / timed;
+        double median = medianHold(all);
         int limit = permits.limit();
         for (Kind k : all) {
-            k.cap = cap(k.rate, k.hold, rates, mean, limit);
+            k.cap = cap(k.rate, k.cost, rates, median, limit);
             k.histogram.decay();
         }
         forgetIdle();
     }
 
-    /** The rule: a kind that holds longer than the mean is allowed its arrival share, times mean / its hold, ≥ 1. */
-    static int cap(double rate, double hold, double rates, double mean, int limit) {
-        if (hold <= mean || rates == 0 || hold == 0) {
+    /**
+     * The rule: a kind whose mean hold is more than {@link #SLOWER} × the median operation's ({@code median}) is allowed
+     * its share of the arrivals times median / its hold, of the limit, and at least one; any other kind, no cap.
+     */
+    static int cap(double rate, double hold, double rates, double median, int limit) {
+        if (hold <= SLOWER * median || rates == 0 || median == 0) {
             return Integer.MAX_VALUE;
         }
-        return (int) Math.max(1, Math.floor(limit * (rate / rates) * (mean / hold)));
+        return (int) Math.max(1, Math.floor(limit * (rate / rates) * (median / hold)));
+    }
+
+    /**
+     * The cost of the kind the median operation belongs to: kinds in the order of their costs (a low quantile of their
+     * holds), weighted by their arrivals (only kinds whose cost is known); 0 when none is.
+     */
+    static double medianHold(List<Kind> kinds) {
+        var timed = new ArrayList<Kind>();
+        double rates = 0;
+        for (Kind k : kinds) {
+            if (k.cost > 0 && k.rate > 0) {
+                timed.add(k);
+                rates += k.rate;
+            }
+        }
+        timed.sort(Comparator.comparingDouble((Kind k) -> k.cost));
+        double below = 0;
+        for (Kind k : timed) {
+            below += k.rate;
+            if (below >= rates / 2) {
+                return k.cost;
+            }
+        }
+        return 0;
     }
 
     /** Written by the clock only, one tick at a time: the volatile fields are read by callers and observers. */
@@ -204,6 +248,10 @@ final class Kinds {
             double mean = (double) held / n;
             double hold = k.hold;
             k.hold = hold == 0 ? mean : hold + ALPHA * (mean - hold);
+        }
+        long cost = k.histogram.quantile(COST_QUANTILE);
+        if (cost > 0) { // none recently: the last one known stands
+            k.cost = cost;
         }
     }
 

@@ -74,8 +74,8 @@ final class Steering implements Controls {
 
     @Override
     public Verdict admit(Verdict.Admit wait, Kinds.@Nullable Kind kind, long now) {
-        if (kind != null) {
-            Kinds.arrived(kind);
+        if (kind != null && kinds != null) {
+            kinds.arrived(kind);
         }
         Verdict verdict = predict(wait, now);
         if (kind == null || !(verdict instanceof Verdict.Admit admitted) || kinds == null || kinds.enter(kind)) {

@@ -26,26 +26,50 @@ class KindsRuleTest {
     private static final long MS = 1_000_000;
 
     @Test
-    void aKindLongerThanTheMeanGetsItsArrivalShareTimesMeanOverItsHoldAndAtLeastOne() {
-        // s4-mixed: 90 % at 2 ms, 10 % at 100 ms, L = 16: the mean is 11.8 ms.
-        double mean = 0.9 * 2 + 0.1 * 100;
-        assertThat(Kinds.cap(0.9, 2, 1, mean, 16))
-                .as("shorter than the mean: no cap")
-                .isEqualTo(Integer.MAX_VALUE);
-        assertThat(Kinds.cap(0.1, 100, 1, mean, 16))
-                .as("16 × 0.1 × 11.8 / 100 = 0.19: its floor")
+    void aKindMuchLongerThanTheMedianGetsItsArrivalShareTimesMedianOverItsHoldAndAtLeastOne() {
+        // s4-mixed: 90 % at 2 ms, 10 % at 100 ms, L = 16: the median operation holds 2 ms.
+        assertThat(Kinds.cap(0.9, 2, 1, 2, 16)).as("the median kind: no cap").isEqualTo(Integer.MAX_VALUE);
+        assertThat(Kinds.cap(0.1, 100, 1, 2, 16))
+                .as("16 × 0.1 × 2 / 100 = 0.03: its floor")
                 .isEqualTo(1);
-        // Three kinds, the slowest 20 % of arrivals: 2 ms 60 %, 20 ms 20 %, 200 ms 20 %: mean 45.2 ms.
-        double shifted = 0.6 * 2 + 0.2 * 20 + 0.2 * 200;
-        assertThat(Kinds.cap(0.2, 20, 1, shifted, 16)).isEqualTo(Integer.MAX_VALUE);
-        assertThat(Kinds.cap(0.2, 200, 1, shifted, 16)).isEqualTo(1);
-        // Two kinds of similar cost: the longer one keeps most of its share.
-        double close = 0.5 * 10 + 0.5 * 12;
-        assertThat(Kinds.cap(0.5, 12, 1, close, 16)).isEqualTo(7); // 16 × 0.5 × 11 / 12 = 7.3
+        // Three kinds, the slowest 20 % of arrivals: 2 ms 60 %, 20 ms 20 %, 200 ms 20 %: the median is 2 ms.
+        assertThat(Kinds.cap(0.2, 20, 1, 2, 16)).isEqualTo(1);
+        assertThat(Kinds.cap(0.2, 200, 1, 2, 16)).isEqualTo(1);
+        // Within twice the median: not capped; a bit beyond: most of its share.
+        assertThat(Kinds.cap(0.5, 12, 1, 10, 16)).isEqualTo(Integer.MAX_VALUE);
+        assertThat(Kinds.cap(0.5, 25, 1, 10, 16)).isEqualTo(3); // 16 × 0.5 × 10 / 25 = 3.2
         assertThat(Kinds.cap(0.01, 500, 1, 10, 16))
                 .as("1 % of arrivals: still one")
                 .isEqualTo(1);
         assertThat(Kinds.cap(0, 0, 0, 0, 16)).as("nothing measured yet").isEqualTo(Integer.MAX_VALUE);
+    }
+
+    @Test
+    void theMedianHoldIsThatOfTheKindTheMedianOperationBelongsTo() {
+        var kinds = new Kinds(new Permits(16, 0), 0);
+        assertThat(Kinds.medianHold(List.of())).isZero();
+        Kinds.Kind fast = arrived(kinds, "fast", 60, 2);
+        Kinds.Kind mid = arrived(kinds, "mid", 20, 20);
+        Kinds.Kind slow = arrived(kinds, "slow", 20, 200);
+        for (int t = 0; t < Kinds.FOLD_TICKS; t++) {
+            kinds.tick(100 * MS);
+        }
+        // Costs are read from buckets within 19 %.
+        assertThat(Kinds.medianHold(List.of(fast, mid, slow))).isBetween(1.6 * MS, 2.4 * MS);
+        assertThat(Kinds.medianHold(List.of(mid, slow)))
+                .as("half each: the shorter")
+                .isBetween(16.0 * MS, 24.0 * MS);
+        assertThat(Kinds.medianHold(List.of(slow, fast))).isBetween(1.6 * MS, 2.4 * MS);
+    }
+
+    /** A kind that arrived {@code n} times and held {@code ms} each time. */
+    private static Kinds.Kind arrived(Kinds kinds, String name, int n, long ms) {
+        Kinds.Kind kind = kinds.of(name);
+        for (int i = 0; i < n; i++) {
+            kinds.arrived(kind);
+            Kinds.held(kind, ms * MS);
+        }
+        return kind;
     }
 
     /** Two kinds arriving over folds of the clock: the slow one is capped, the fast one is not. */
@@ -58,11 +82,11 @@ class KindsRuleTest {
         long now = 0;
         for (int window = 0; window < 20; window++) {
             for (int i = 0; i < 90; i++) {
-                Kinds.arrived(fast);
+                kinds.arrived(fast);
                 Kinds.held(fast, 2 * MS);
             }
             for (int i = 0; i < 10; i++) {
-                Kinds.arrived(slow);
+                kinds.arrived(slow);
                 Kinds.held(slow, 100 * MS);
             }
             for (int t = 0; t < Kinds.FOLD_TICKS; t++) {
@@ -84,7 +108,7 @@ class KindsRuleTest {
     }
 
     @Test
-    void aCapBindsOnlyWhileNoPermitIsFree() throws Exception {
+    void aCapBindsOnlyWhileNoPermitIsFreeOrACallerFoundNoneInTheLastWindow() throws Exception {
         var permits = new Permits(2, 0);
         var kinds = new Kinds(permits, 0);
         Kinds.Kind slow = capped(kinds, permits);
@@ -101,8 +125,21 @@ class KindsRuleTest {
         slow.left();
         assertThat(kinds.enter(slow)).as("below its cap").isTrue();
         assertThat(kinds.stats().getFirst().capped()).isEqualTo(2);
+        kinds.arrived(slow); // finds no permit free: the window is contended
         permits.exit(a);
         permits.exit(b);
+        fold(kinds, 1_000);
+        assertThat(kinds.enter(slow))
+                .as("a permit is free, but the last window was contended")
+                .isFalse();
+        fold(kinds, 2_000);
+        assertThat(kinds.enter(slow)).as("a quiet window: no cap binds").isTrue();
+    }
+
+    private static void fold(Kinds kinds, long ms) {
+        for (int t = 0; t < Kinds.FOLD_TICKS; t++) {
+            kinds.tick(ms * MS);
+        }
     }
 
     /** Racing callers with no permit free: never more of the kind inside than its cap. */
@@ -145,10 +182,10 @@ class KindsRuleTest {
         long now = 0;
         for (int window = 0; window < 5; window++) {
             for (int i = 0; i < 9; i++) {
-                Kinds.arrived(fast);
+                kinds.arrived(fast);
                 Kinds.held(fast, MS);
             }
-            Kinds.arrived(slow);
+            kinds.arrived(slow);
             Kinds.held(slow, 100 * MS);
             for (int t = 0; t < Kinds.FOLD_TICKS; t++) {
                 now += 10 * MS;
@@ -195,7 +232,7 @@ class KindsRuleTest {
         for (int i = 0; i < 10_000; i++) {
             Class<?> type = new Loader(bytes).type();
             Kinds.Kind kind = kinds.of(type);
-            Kinds.arrived(kind);
+            kinds.arrived(kind);
             seen.add(kind);
         }
         for (int t = 0; t < Kinds.FOLD_TICKS; t++) {

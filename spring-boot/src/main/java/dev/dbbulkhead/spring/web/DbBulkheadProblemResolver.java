@@ -191,7 +191,7 @@ public class DbBulkheadProblemResolver implements HandlerExceptionResolver, Orde
             case DEADLINE -> "the request's deadline passed before it reached the database";
             case WOULD_TIME_OUT -> "the expected wait for capacity is longer than the request may wait";
             case LOAD_SHED -> "demand exceeds what it serves, and the excess is shed at once";
-            case KIND_CAPPED -> "this kind of operation holds connections longer than most and is at its share";
+            case KIND_CAPPED -> "this kind of operation holds connections far longer than most and is at its share";
             case INTERRUPTED -> "the request was interrupted while waiting";
         };
         return problem(why, rejected.reason().name(), rejected.workload(), instance);
