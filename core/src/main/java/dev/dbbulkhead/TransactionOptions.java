@@ -88,11 +88,7 @@ public final class TransactionOptions {
      * for one. Without it, the kind is the call site: the class of the {@code SqlWork}.
      */
     public TransactionOptions kind(String kind) {
-        Preconditions.notNull(kind, "kind");
-        if (kind.isBlank()) {
-            throw new IllegalArgumentException("kind must not be blank: '" + kind + "'");
-        }
-        return new TransactionOptions(queueWait, deadline, readOnly, isolation, kind);
+        return new TransactionOptions(queueWait, deadline, readOnly, isolation, Preconditions.notBlank(kind, "kind"));
     }
 
     /** The permit wait, or {@code null} when only the deadline bounds it. */

@@ -48,6 +48,20 @@ public interface Workload {
      */
     Lease acquire(Duration queueWait) throws InterruptedException;
 
+    /**
+     * {@link #acquire(Duration)} for an operation of the kind named {@code kind}, for a workload that learns its kinds
+     * ({@link WorkloadConfig.Builder#kinds}; the starter names each {@code @DbWorkload} method's). Without kinds, the
+     * same as {@link #acquire(Duration)}.
+     */
+    default Lease acquire(Duration queueWait, String kind) throws InterruptedException {
+        return acquire(queueWait);
+    }
+
+    /** {@link #acquire(Deadline)} for an operation of the kind named {@code kind}; see {@link #acquire(Duration, String)}. */
+    default Lease acquire(Deadline deadline, String kind) throws InterruptedException {
+        return acquire(deadline);
+    }
+
     /** Admission without a transaction, bounded by {@code deadline}; see {@link #acquire(Duration)}. */
     Lease acquire(Deadline deadline) throws InterruptedException;
 

@@ -53,8 +53,13 @@ class KindsTest {
 
     @ParameterizedTest(name = "virtual threads: {0}")
     @ValueSource(booleans = {false, true})
-    void aSlowKindIsCappedWhileContendedAndStillServedAndAFastOneIsNever(boolean virtual) throws Exception {
+    void aSlowKindIsCappedWhileContendedAndStillServedAndAFastOneIsNever(
+            boolean virtual, @org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
         Workload w = workload(4);
+        var recording = new jdk.jfr.Recording();
+        recording.enable("dev.dbbulkhead.Operation");
+        recording.enable("dev.dbbulkhead.Rejection");
+        recording.start();
         ThreadFactory threads =
                 virtual ? Thread.ofVirtual().factory() : Thread.ofPlatform().factory();
         var inWork = new AtomicInteger();
@@ -114,6 +119,22 @@ class KindsTest {
                     .alias("capped, the slow kind is still served")
                     .until(() -> slowServed.sum() >= served + 5);
         }
+        recording.stop();
+        java.nio.file.Path file = dir.resolve("kinds.jfr");
+        recording.dump(file);
+        recording.close();
+        var events = jdk.jfr.consumer.RecordingFile.readAllEvents(file);
+        assertThat(events)
+                .as("each capped refusal is an event with its kind")
+                .filteredOn(e -> e.getEventType().getName().equals("dev.dbbulkhead.Rejection")
+                        && "KIND_CAPPED".equals(e.getString("reason")))
+                .isNotEmpty()
+                .allSatisfy(e -> assertThat(e.getString("kind")).isEqualTo("slow"));
+        assertThat(events)
+                .filteredOn(e -> e.getEventType().getName().equals("dev.dbbulkhead.Operation"))
+                .extracting(e -> e.getString("kind"))
+                .contains("fast", "slow")
+                .doesNotContainNull();
         assertThat(fastCapped.sum()).as("the fast kind is never capped").isZero();
         assertThat(kind(w, "fast").map(KindStats::cap)).hasValue(-1);
         assertThat(fastServed.sum()).isPositive();
@@ -178,12 +199,81 @@ class KindsTest {
                 .contains("kind=x");
         assertThat(org.assertj.core.api.Assertions.catchThrowable(
                         () -> TransactionOptions.queueWait(Duration.ZERO).kind(" ")))
-                .hasMessageContaining("kind must not be blank");
+                .hasMessageContaining("kind must not be blank, was ' '");
         var plain = POOL.track(
                         DbBulkhead.builder(POOL.get()).workload("plain", 2, 0).build())
                 .workload("plain");
         plain.transaction(Duration.ofSeconds(1), one);
         assertThat(plain.kinds()).as("the article's workload learns no kinds").isEmpty();
+    }
+
+    /**
+     * Ten thousand call sites, each a class of its own (one class defined by as many loaders), each run once on the
+     * server: 32 kinds are told apart and the rest share "other"; a call site's class is not kept once it is not
+     * tracked (its loader can be collected).
+     */
+    @Test
+    void tenThousandCallSitesKeepTheKindsBoundedAndHoldNoClassOfTheTail() throws Exception {
+        Workload w = workload(4);
+        byte[] bytes;
+        try (var in = Work.class.getResourceAsStream("KindsTest$Work.class")) {
+            bytes = java.util.Objects.requireNonNull(in).readAllBytes();
+        }
+        var last = new java.util.concurrent.atomic.AtomicReference<java.lang.ref.WeakReference<ClassLoader>>();
+        try (ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor()) {
+            var calls = new ArrayList<Future<?>>();
+            for (int t = 0; t < 8; t++) {
+                calls.add(threads.submit(() -> {
+                    for (int i = 0; i < 10_000 / 8; i++) {
+                        var loader = new Loader(bytes);
+                        @SuppressWarnings("unchecked")
+                        var work = (SqlWork<Integer>)
+                                loader.type().getDeclaredConstructor().newInstance();
+                        assertThat(w.transaction(Duration.ofSeconds(5), work)).isEqualTo(1);
+                        last.set(new java.lang.ref.WeakReference<>(loader));
+                    }
+                    return null;
+                }));
+            }
+            for (var call : calls) {
+                call.get(120, TimeUnit.SECONDS);
+            }
+        }
+        List<KindStats> kinds = w.kinds();
+        assertThat(kinds).hasSize(33);
+        assertThat(kinds).extracting(KindStats::name).contains("other");
+        assertThat(kinds).allSatisfy(k -> assertThat(k.inside()).isZero());
+        var loader = last.get();
+        await().atMost(Duration.ofSeconds(30)).until(() -> {
+            System.gc();
+            return loader.get() == null;
+        });
+    }
+
+    /** A call site of its own. */
+    public static final class Work implements SqlWork<Integer> {
+        @Override
+        public Integer run(java.sql.Connection c) throws SQLException {
+            try (var s = c.createStatement();
+                    var r = s.executeQuery("SELECT 1")) {
+                r.next();
+                return r.getInt(1);
+            }
+        }
+    }
+
+    /** Defines {@link Work} once more, as a class of its own. */
+    private static final class Loader extends ClassLoader {
+        private final byte[] bytes;
+
+        Loader(byte[] bytes) {
+            super(KindsTest.class.getClassLoader());
+            this.bytes = bytes;
+        }
+
+        Class<?> type() {
+            return defineClass(Work.class.getName(), bytes, 0, bytes.length);
+        }
     }
 
     /**

@@ -3,6 +3,7 @@ package dev.dbbulkhead.internal;
 import dev.dbbulkhead.BulkheadRejectedException;
 import dev.dbbulkhead.Deadline;
 import dev.dbbulkhead.DeadlineExceededException.Stage;
+import dev.dbbulkhead.KindCappedException;
 import dev.dbbulkhead.KindStats;
 import dev.dbbulkhead.Outcome;
 import dev.dbbulkhead.RejectionReason;
@@ -121,7 +122,7 @@ final class Admission implements PermitLease.Owner {
         Kinds.Kind kind = lease.kind;
         if (kind != null) {
             lease.kind = null;
-            controls.left(kind, heldNanos);
+            controls.left(kind, lease.kindCounted, heldNanos);
         }
     }
 
@@ -155,6 +156,7 @@ final class Admission implements PermitLease.Owner {
         Kinds.Kind kind = kindKey == null ? null : controls.kind(kindKey);
         return switch (controls.admit(wait, kind, start)) {
             case Verdict.Admit admitted -> {
+                lease.kindCounted = admitted.kindCounted();
                 lease.kind = kind; // inside its kind from here: leaves it once, however the lease ends
                 yield take(lease, admitted, start);
             }
@@ -255,7 +257,8 @@ final class Admission implements PermitLease.Owner {
     }
 
     private Result refused(RejectionReason reason, long waited, BulkheadRejectedException rejection) {
-        telemetry.rejected(workload, reason, waited);
+        telemetry.rejected(
+                workload, reason, waited, rejection instanceof KindCappedException capped ? capped.kind() : null);
         return new Rejected(rejection);
     }
 
@@ -303,7 +306,7 @@ final class Admission implements PermitLease.Owner {
         long now = telemetry.now();
         long held = now - lease.grantedAt();
         if (lease.forCaller() && lease.timed()) {
-            telemetry.finished(workload, Outcome.RELEASED, lease.permitWaitNanos(), 0, held, 0);
+            telemetry.finished(workload, Outcome.RELEASED, lease.permitWaitNanos(), 0, held, 0, lease.kindName());
         }
         permits.exit(lease);
         Leaks.Watch watch = lease.watch;

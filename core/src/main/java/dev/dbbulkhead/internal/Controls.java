@@ -38,18 +38,18 @@ interface Controls {
 
     /**
      * The verdict at {@code now} on a caller of {@code kind} (null: none) that allows itself {@code wait}: {@code wait}
-     * itself when a permit is free or nothing is predicted. An {@link Verdict.Admit} counts the caller inside its kind
-     * until {@link #left}.
+     * itself when a permit is free or nothing is predicted. An {@link Verdict.Admit} that says {@code kindCounted}
+     * counted the caller inside its kind, until {@link #left}.
      */
     default Verdict admit(Verdict.Admit wait, Kinds.@Nullable Kind kind, long now) {
         return wait;
     }
 
     /**
-     * An operation admitted as {@code kind} left, after holding its permits {@code heldNanos}; -1 if it held none, or
-     * its hold says nothing of its kind (reclaimed, suspected of leaking).
+     * An operation admitted as {@code kind} ({@code counted} inside it) left, after holding its permits
+     * {@code heldNanos}; -1 if it held none, or its hold says nothing of its kind (reclaimed, suspected of leaking).
      */
-    default void left(Kinds.Kind kind, long heldNanos) {}
+    default void left(Kinds.Kind kind, boolean counted, long heldNanos) {}
 
     /** What is known of each kind of operation; empty without kinds. */
     default List<KindStats> kinds() {

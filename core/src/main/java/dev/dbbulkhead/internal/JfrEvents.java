@@ -33,7 +33,7 @@ final class JfrEvents {
         String workload;
 
         @Label("Reason")
-        @Description("ADMISSION_FULL, QUEUE_TIMEOUT, DEADLINE or INTERRUPTED")
+        @Description("ADMISSION_FULL, QUEUE_TIMEOUT, DEADLINE, WOULD_TIME_OUT, LOAD_SHED, KIND_CAPPED or INTERRUPTED")
         @Nullable
         String reason;
 
@@ -46,6 +46,11 @@ final class JfrEvents {
 
         @Label("Extra Slots (Q)")
         int extraSlots;
+
+        @Label("Kind")
+        @Description("The kind of operation, for a workload that learns kinds")
+        @Nullable
+        String kind;
     }
 
     @Name("dev.dbbulkhead.Operation")
@@ -82,6 +87,11 @@ final class JfrEvents {
         @Label("Work")
         @Timespan(Timespan.NANOSECONDS)
         long work;
+
+        @Label("Kind")
+        @Description("The kind of operation, for a workload that learns kinds")
+        @Nullable
+        String kind;
     }
 
     @Name("dev.dbbulkhead.LimitChange")
@@ -174,9 +184,16 @@ final class JfrEvents {
     }
 
     public static void rejected(
-            String bulkhead, String workload, String reason, long waitedNanos, int concurrent, int extraSlots) {
+            String bulkhead,
+            String workload,
+            String reason,
+            long waitedNanos,
+            int concurrent,
+            int extraSlots,
+            @Nullable String kind) {
         var e = new Rejection();
         if (e.isEnabled()) {
+            e.kind = kind;
             e.bulkhead = bulkhead;
             e.workload = workload;
             e.reason = reason;
@@ -194,9 +211,11 @@ final class JfrEvents {
             long permitWaitNanos,
             long poolWaitNanos,
             long holdNanos,
-            long workNanos) {
+            long workNanos,
+            @Nullable String kind) {
         var e = new Operation();
         if (e.isEnabled()) {
+            e.kind = kind;
             e.bulkhead = bulkhead;
             e.workload = workload;
             e.outcome = outcome;

@@ -68,17 +68,23 @@ final class Kinds {
         this.folded = now;
     }
 
-    /** One kind: what its callers claim now, and what the clock learned of it. */
+    /**
+     * One kind: what its callers claim now, and what the clock learned of it. An operation admitted while the workload
+     * is not contended is not counted inside (nothing binds then), so that the uncontended path takes no atomic
+     * instruction: it looks its kind up and records its hold. Arrivals are the completions and the refusals.
+     */
     static final class Kind {
         final String name;
-        /** Its operations inside: admitted and not yet gone (queued or holding permits). */
+        /** Its operations counted inside: admitted while contended and not yet gone (queued or holding permits). */
         private final AtomicInteger inside = new AtomicInteger();
+        /** Its callers that left without a hold: refused by the door or at the cap, or after waiting. */
+        private final LongAdder refused = new LongAdder();
 
-        private final LongAdder arrivals = new LongAdder();
-        private final LongAdder holds = new LongAdder();
-        private final LongAdder heldNanos = new LongAdder();
         private final LongAdder capped = new LongAdder();
+        /** Its holds, which count its completions too. */
         private final Holds histogram = new Holds();
+        /** The histogram's count of completions at the last fold; written by the clock. */
+        private long completionsFolded;
         /** Arrivals per second, moving average; written by the clock. */
         private volatile double rate;
         /** Mean hold, moving average; 0 before the first operation; written by the clock. */
@@ -101,11 +107,6 @@ final class Kinds {
 
         int inside() {
             return inside.get();
-        }
-
-        /** One of its operations left, with or without a permit. */
-        void left() {
-            inside.decrementAndGet();
         }
 
         @Override
@@ -146,37 +147,60 @@ final class Kinds {
         return name.substring(name.lastIndexOf('.', lambda) + 1, lambda) + "#" + lambdas.incrementAndGet();
     }
 
-    /** A caller of {@code kind} arrived, whether it is admitted or not: its kind's demand, and the workload's. */
-    void arrived(Kind kind) {
-        kind.arrivals.increment();
-        if (permits.available() <= 0) {
-            pressed.increment();
-        }
+    /** What {@link #enter} decided. */
+    enum Entry {
+        /** Refused: its kind is at its cap while the workload is contended. */
+        CAPPED,
+        /** In, not counted: the workload is not contended, nothing binds. */
+        FREE,
+        /** In, counted inside its kind until it leaves ({@link #left}). */
+        COUNTED
     }
 
     /**
-     * A caller of {@code kind} the door admitted; true if it may come in (then it is counted inside until
-     * {@link Kind#left}), false if its kind is at its cap while the workload is contended: no permit free now, or a
-     * caller found none in the last window.
+     * A caller of {@code kind} the door admitted: refused if its kind is at its cap while the workload is contended (no
+     * permit free now, or a caller found none in the last window), else in, counted inside its kind while contended.
      */
-    boolean enter(Kind kind) {
+    Entry enter(Kind kind) {
+        boolean full = permits.available() <= 0;
+        if (!full && !contended) {
+            return Entry.FREE;
+        }
+        if (full) {
+            pressed.increment();
+        }
         while (true) {
             int inside = kind.inside.get();
-            if (inside >= kind.cap && (contended || permits.available() <= 0)) {
+            if (inside >= kind.cap) {
                 kind.capped.increment();
-                return false;
+                kind.refused.increment();
+                return Entry.CAPPED;
             }
             if (kind.inside.compareAndSet(inside, inside + 1)) {
-                return true;
+                return Entry.COUNTED;
             }
         }
     }
 
-    /** One operation of {@code kind} gave its permits back after holding them {@code heldNanos}. */
-    static void held(Kind kind, long heldNanos) {
-        kind.holds.increment();
-        kind.heldNanos.add(heldNanos);
-        kind.histogram.record(heldNanos);
+    /** A caller of {@code kind} the door refused (a permit was not free): its kind's demand, and the workload's. */
+    void refused(Kind kind) {
+        kind.refused.increment();
+        pressed.increment();
+    }
+
+    /**
+     * An operation of {@code kind} left: {@code counted}, it was counted inside; {@code heldNanos}, how long it held its
+     * permits, or -1 if it held none (or its hold says nothing of its kind).
+     */
+    static void left(Kind kind, boolean counted, long heldNanos) {
+        if (counted) {
+            kind.inside.decrementAndGet();
+        }
+        if (heldNanos >= 0) {
+            kind.histogram.record(heldNanos);
+        } else {
+            kind.refused.increment();
+        }
     }
 
     /** On the barrier's clock: every {@link #FOLD_TICKS} ticks, folds the window into rates, holds and caps. */
@@ -238,20 +262,20 @@ final class Kinds {
         return 0;
     }
 
-    /** Written by the clock only, one tick at a time: the volatile fields are read by callers and observers. */
+    /**
+     * Written by the clock only, one tick at a time: the volatile fields are read by callers and observers. Arrivals in
+     * the window: its completions and its refusals.
+     */
     private static void fold(Kind k, double seconds) {
+        long completions = k.histogram.completions();
+        long arrived = completions - k.completionsFolded + k.refused.sumThenReset();
+        k.completionsFolded = completions;
         double rate = k.rate;
-        k.rate = rate + ALPHA * (k.arrivals.sumThenReset() / seconds - rate);
-        long n = k.holds.sumThenReset();
-        long held = k.heldNanos.sumThenReset();
-        if (n > 0) {
-            double mean = (double) held / n;
-            double hold = k.hold;
-            k.hold = hold == 0 ? mean : hold + ALPHA * (mean - hold);
-        }
+        k.rate = rate + ALPHA * (arrived / seconds - rate);
         long cost = k.histogram.quantile(COST_QUANTILE);
-        if (cost > 0) { // none recently: the last one known stands
+        if (cost > 0) { // none recently: the last ones known stand
             k.cost = cost;
+            k.hold = k.histogram.mean();
         }
     }
 
@@ -307,10 +331,14 @@ final class Kinds {
 
     /**
      * Hold times in buckets four to a power of two (within 19 %), halved at every fold: the recent holds weigh most.
+     * Recorded without an atomic instruction (opaque reads and writes): two operations of one kind ending at the same
+     * instant may count once, which an estimate can afford and the uncontended path's cost cannot.
      */
     static final class Holds {
         private static final int BUCKETS = 4 * 64;
         private final AtomicLongArray counts = new AtomicLongArray(BUCKETS);
+        /** Holds recorded, ever (as the buckets, an estimate). */
+        private final AtomicLongArray recorded = new AtomicLongArray(1);
 
         static int bucket(long nanos) {
             if (nanos < 4) {
@@ -330,23 +358,47 @@ final class Kinds {
         }
 
         void record(long nanos) {
-            counts.incrementAndGet(bucket(nanos));
+            int b = bucket(nanos);
+            counts.setOpaque(b, counts.getOpaque(b) + 1);
+            recorded.setOpaque(0, recorded.getOpaque(0) + 1);
+        }
+
+        long completions() {
+            return recorded.getOpaque(0);
         }
 
         void decay() {
             for (int i = 0; i < BUCKETS; i++) {
-                long c = counts.get(i);
+                long c = counts.getOpaque(i);
                 if (c != 0) {
-                    counts.addAndGet(i, -((c + 1) / 2));
+                    counts.setOpaque(i, c / 2);
                 }
             }
+        }
+
+        /** The mean of the recent holds (from the buckets' midpoints); 0 without any. */
+        double mean() {
+            double sum = 0;
+            long n = 0;
+            for (int i = 0; i < BUCKETS; i++) {
+                long c = counts.getOpaque(i);
+                if (c != 0) {
+                    sum += c * (double) mid(i);
+                    n += c;
+                }
+            }
+            return n == 0 ? 0 : sum / n;
+        }
+
+        private static long mid(int b) {
+            return b + 1 < BUCKETS ? (lower(b) + lower(b + 1)) / 2 : lower(b);
         }
 
         /** The value below which {@code q} of the recent holds lie (a bucket's midpoint); 0 without any. */
         long quantile(double q) {
             long total = 0;
             for (int i = 0; i < BUCKETS; i++) {
-                total += counts.get(i);
+                total += counts.getOpaque(i);
             }
             if (total == 0) {
                 return 0;
@@ -354,9 +406,9 @@ final class Kinds {
             long rank = (long) Math.ceil(q * total);
             long seen = 0;
             for (int i = 0; i < BUCKETS; i++) {
-                seen += counts.get(i);
+                seen += counts.getOpaque(i);
                 if (seen >= rank) {
-                    return i + 1 < BUCKETS ? (lower(i) + lower(i + 1)) / 2 : lower(i);
+                    return mid(i);
                 }
             }
             return lower(BUCKETS - 1);

@@ -55,6 +55,15 @@ final class PermitLease extends Permits.Node implements Lease {
     private boolean closing;
     /** The kind of operation it was admitted as, until it leaves it; null without kinds, or once it left. */
     Kinds.@Nullable Kind kind;
+    /** Whether it is counted inside {@link #kind} (admitted while the workload was contended). */
+    boolean kindCounted;
+    /** The name of the kind it was admitted as, for the flight recorder; null without one. */
+    @Nullable
+    String kindName() {
+        Kinds.Kind k = kind;
+        return k == null ? null : k.name;
+    }
+
     /** Leak detection's watch, for a caller's lease when the barrier has a threshold; else null. */
     Leaks.@Nullable Watch watch;
     /** {@link #closeWhenComplete}: 0 the owner releases, 1 the stage will, 2 the stage did. */

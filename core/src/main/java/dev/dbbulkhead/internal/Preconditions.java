@@ -13,6 +13,14 @@ public final class Preconditions {
         return value;
     }
 
+    /** {@code value}, neither null nor blank. */
+    public static String notBlank(String value, String field) {
+        if (notNull(value, field).isBlank()) {
+            throw new IllegalArgumentException(field + " must not be blank, was '" + value + "'");
+        }
+        return value;
+    }
+
     public static int atLeast(int value, int min, String field) {
         if (value < min) {
             throw new IllegalArgumentException(field + " must be >= " + min + ", was " + value);

@@ -74,22 +74,24 @@ final class Steering implements Controls {
 
     @Override
     public Verdict admit(Verdict.Admit wait, Kinds.@Nullable Kind kind, long now) {
-        if (kind != null && kinds != null) {
-            kinds.arrived(kind);
-        }
         Verdict verdict = predict(wait, now);
-        if (kind == null || !(verdict instanceof Verdict.Admit admitted) || kinds == null || kinds.enter(kind)) {
+        if (kind == null || kinds == null) {
             return verdict;
         }
-        return new Verdict.Capped(kind, kind.cap(), admitted.waitNanos());
+        if (!(verdict instanceof Verdict.Admit admitted)) {
+            kinds.refused(kind);
+            return verdict;
+        }
+        return switch (kinds.enter(kind)) {
+            case FREE -> admitted;
+            case COUNTED -> admitted.counted();
+            case CAPPED -> new Verdict.Capped(kind, kind.cap(), admitted.waitNanos());
+        };
     }
 
     @Override
-    public void left(Kinds.Kind kind, long heldNanos) {
-        if (heldNanos >= 0) {
-            Kinds.held(kind, heldNanos);
-        }
-        kind.left();
+    public void left(Kinds.Kind kind, boolean counted, long heldNanos) {
+        Kinds.left(kind, counted, heldNanos);
     }
 
     @Override

@@ -7,6 +7,7 @@ import dev.dbbulkhead.Workload;
 import java.lang.System.Logger;
 import java.util.List;
 import java.util.function.LongSupplier;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What one barrier reports and how: its listeners (contained by {@link SafeListener}), the flight-recorder events,
@@ -55,10 +56,16 @@ final class Telemetry {
     }
 
     public void rejected(Workload w, RejectionReason reason, long waitedNanos) {
+        rejected(w, reason, waitedNanos, null);
+    }
+
+    /** A rejection of an operation of {@code kind} (null: none learned). */
+    public void rejected(Workload w, RejectionReason reason, long waitedNanos, @Nullable String kind) {
         if (listening) {
             listener.onRejected(w, reason, waitedNanos);
         }
-        JfrEvents.rejected(w.bulkheadName(), w.name(), reason.name(), waitedNanos, w.concurrent(), w.extraSlots());
+        JfrEvents.rejected(
+                w.bulkheadName(), w.name(), reason.name(), waitedNanos, w.concurrent(), w.extraSlots(), kind);
     }
 
     public void permitAcquired(Workload w, long waitNanos) {
@@ -150,10 +157,11 @@ final class Telemetry {
         }
     }
 
-    public void finished(Workload w, Outcome outcome, long permitWait, long poolWait, long hold, long work) {
+    public void finished(
+            Workload w, Outcome outcome, long permitWait, long poolWait, long hold, long work, @Nullable String kind) {
         if (listening) {
             listener.onFinished(w, outcome, permitWait, poolWait, hold, work);
         }
-        JfrEvents.finished(w.bulkheadName(), w.name(), outcome.name(), permitWait, poolWait, hold, work);
+        JfrEvents.finished(w.bulkheadName(), w.name(), outcome.name(), permitWait, poolWait, hold, work, kind);
     }
 }

@@ -58,7 +58,8 @@ final class TransactionRunner {
     /** Reports the transaction's end, before its lease is released. */
     private void finished(PermitLease lease, Outcome outcome, long poolWait, long hold, long work) {
         if (lease.timed()) {
-            telemetry.finished(lease.workload(), outcome, lease.permitWaitNanos(), poolWait, hold, work);
+            telemetry.finished(
+                    lease.workload(), outcome, lease.permitWaitNanos(), poolWait, hold, work, lease.kindName());
         }
     }
 

@@ -11,21 +11,28 @@ sealed interface Verdict {
      * @param deadlineBinds the caller's deadline, not its queue wait, sets the wait
      * @param leavesEarly the controls let it wait less than it allows: they keep back the time its work needs
      * @param audited a refusal was predicted and overruled, to measure how often predictions are wrong
+     * @param kindCounted the caller is counted inside its kind of operation until it leaves (admitted while contended)
      */
-    record Admit(long waitNanos, boolean deadlineBinds, boolean leavesEarly, boolean audited) implements Verdict {
+    record Admit(long waitNanos, boolean deadlineBinds, boolean leavesEarly, boolean audited, boolean kindCounted)
+            implements Verdict {
         /** What a caller allows itself: its queue wait, or what is left of its deadline. */
         static Admit allowing(long waitNanos, boolean deadlineBinds) {
-            return new Admit(waitNanos, deadlineBinds, false, false);
+            return new Admit(waitNanos, deadlineBinds, false, false, false);
         }
 
         /** This wait, shortened to {@code nanos} when that is less. */
         Admit atMost(long nanos) {
-            return nanos < waitNanos ? new Admit(nanos, deadlineBinds, true, audited) : this;
+            return nanos < waitNanos ? new Admit(nanos, deadlineBinds, true, audited, kindCounted) : this;
         }
 
         /** This admission, as a predicted refusal overruled. */
         Admit overruled() {
-            return new Admit(waitNanos, deadlineBinds, leavesEarly, true);
+            return new Admit(waitNanos, deadlineBinds, leavesEarly, true, kindCounted);
+        }
+
+        /** This admission, counted inside its kind. */
+        Admit counted() {
+            return new Admit(waitNanos, deadlineBinds, leavesEarly, audited, true);
         }
     }
 

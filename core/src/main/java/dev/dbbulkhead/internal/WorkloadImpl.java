@@ -87,6 +87,18 @@ final class WorkloadImpl implements Workload {
         return admission.admit(null, deadline, true, null);
     }
 
+    @Override
+    public Lease acquire(Duration queueWait, String kind) throws InterruptedException {
+        Preconditions.notNegative(queueWait, "queueWait");
+        return admission.admit(queueWait, null, true, Preconditions.notBlank(kind, "kind"));
+    }
+
+    @Override
+    public Lease acquire(Deadline deadline, String kind) throws InterruptedException {
+        Preconditions.notNull(deadline, "deadline");
+        return admission.admit(null, deadline, true, Preconditions.notBlank(kind, "kind"));
+    }
+
     /** What this workload predicts, learns and is allowed. */
     Controls controls() {
         return admission.controls();

@@ -6,7 +6,7 @@
  * <ul>
  * <li>{@code Admission}, one per workload: its {@code Permits}, its {@code Controls} (chosen once: what it predicts,
  * learns and is allowed; {@code Steering}: the {@code Door} and its {@code Drain}, the {@code AdaptiveLimit}, its share
- * under the {@code Arbiter}), leak detection ({@code Leaks}) and the lifecycle of its leases: admit, hand out, release,
+ * under the {@code Arbiter}, its {@code Kinds} of operation), leak detection ({@code Leaks}) and the lifecycle of its leases: admit, hand out, release,
  * reclaim. Every rejection is made here, from a {@code Snapshot} of the workload, by the barrier's
  * {@code Rejections} (implemented in the API package, whose exceptions' constructors are not public).</li>
  * <li>{@code Permits}: the slots, the execution permits, the queue of waiters and the hand-shake of a grant, in one
@@ -19,7 +19,7 @@
  * <li>{@code GuardedConnection} and the generated {@code Guarded*} statement, result set and metadata wrappers
  * ({@code GuardedJdbc}); {@code TransactionControl}; {@code ServerTimeouts} (the deadline on the server and on the
  * socket).</li>
- * <li>{@code BarrierClock}, one per barrier with a workload that adapts or shares: every workload's periodic work,
+ * <li>{@code BarrierClock}, one per barrier with a workload that adapts, shares or learns kinds: every workload's periodic work,
  * in one order, on the scheduler's thread.</li>
  * <li>{@code Telemetry}: listeners ({@code SafeListener}), flight-recorder events ({@code JfrEvents}), the clock.</li>
  * </ul>
@@ -50,6 +50,10 @@
  * <li><b>Classes a failure needs are initialised when the barrier is built</b> (rejection reasons, outcomes, stages):
  * a class whose initialisation fails stays unusable for the JVM's lifetime.</li>
  * </ol>
+ * A kind of operation counts the operations inside it; the lease names the kind it entered ({@code kind}) and admission
+ * clears that field before it tells the kind the operation left, on every path (granted and released, refused after
+ * entering, abandoned, reclaimed), so that each operation leaves its kind once. A leave a failure cut short is
+ * finished with the lease's permits: the lease still names its kind, and whoever settles the lease (rule 5) leaves it.
  * Out of scope: a caller whose own code, between acquiring a lease and closing it, used up its stack so that
  * {@code close()} cannot even start; its permits come back only when its thread ends. Tests of this model:
  * {@code PermitsModelCheckTest} (Lincheck, every interleaving, with waiters that leave), {@code PermitsLeavingTest},
