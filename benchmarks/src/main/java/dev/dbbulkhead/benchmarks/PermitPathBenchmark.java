@@ -2,6 +2,8 @@ package dev.dbbulkhead.benchmarks;
 
 import dev.dbbulkhead.DbBulkhead;
 import dev.dbbulkhead.SqlWork;
+import dev.dbbulkhead.Workload;
+import dev.dbbulkhead.WorkloadConfig;
 import dev.dbbulkhead.micrometer.DbBulkheadMetrics;
 import dev.dbbulkhead.testkit.NoopDataSource;
 import io.github.resilience4j.bulkhead.Bulkhead;
@@ -53,6 +55,8 @@ public class PermitPathBenchmark {
     private Bulkhead resilience4j;
     private DbBulkhead ours;
     private DbBulkhead oursWithMicrometer;
+    private Workload recommended;
+    private Workload recommendedNoKinds;
 
     private static final SqlWork<Integer> WORK = c -> 42;
 
@@ -70,6 +74,16 @@ public class PermitPathBenchmark {
                         .writableStackTraceEnabled(false)
                         .build());
         ours = new DbBulkhead(source, B, Q);
+        recommended = DbBulkhead.builder(source)
+                .workload(WorkloadConfig.recommended("w", B))
+                .build()
+                .workload("w");
+        recommendedNoKinds = DbBulkhead.builder(source)
+                .workload(WorkloadConfig.recommended("w", B).toBuilder()
+                        .kinds(false)
+                        .build())
+                .build()
+                .workload("w");
         var metrics = new DbBulkheadMetrics(new SimpleMeterRegistry());
         oursWithMicrometer = metrics.bind(DbBulkhead.builder(source)
                 .poolSize(B)
@@ -133,6 +147,21 @@ public class PermitPathBenchmark {
     @Benchmark
     public Integer dbBulkhead() throws SQLException, InterruptedException {
         return ours.transaction(WAIT, WORK);
+    }
+
+    /**
+     * A {@link WorkloadConfig#recommended} workload (deadline queue, predictions, kinds of operation learned: the call
+     * site looked up, counted in and out): the measured path.
+     */
+    @Benchmark
+    public Integer recommended() throws SQLException, InterruptedException {
+        return recommended.transaction(WAIT, WORK);
+    }
+
+    /** The same without kinds of operation, as recommended before them. */
+    @Benchmark
+    public Integer recommendedNoKinds() throws SQLException, InterruptedException {
+        return recommendedNoKinds.transaction(WAIT, WORK);
     }
 
     /** db-bulkhead with the Micrometer listener: clock reads, counters and four histogram timers per operation. */

@@ -34,6 +34,24 @@ public final class BulkheadMeterNames {
     /** Gauge: B + Q, the workload's admission budget. */
     public static final String SLOTS_MAX = "db.bulkhead.slots.max";
 
+    /**
+     * Gauges per kind of operation, for a workload that learns kinds (tag {@link #KIND}; at most 32 kinds and
+     * {@code other}): recent arrivals per second.
+     */
+    public static final String KIND_ARRIVALS = "db.bulkhead.kind.arrivals";
+    /** Gauge per kind: its share of the workload's arrivals, 0 to 1. */
+    public static final String KIND_SHARE = "db.bulkhead.kind.share";
+    /** Gauge per kind: the recent median hold, seconds (within 19 %). */
+    public static final String KIND_HOLD_P50 = "db.bulkhead.kind.hold.p50";
+    /** Gauge per kind: the recent 99th percentile hold, seconds (within 19 %). */
+    public static final String KIND_HOLD_P99 = "db.bulkhead.kind.hold.p99";
+    /** Gauge per kind: how many of its operations may be inside while the workload is contended; -1: no cap. */
+    public static final String KIND_CAP = "db.bulkhead.kind.cap";
+    /** Gauge per kind: its operations inside now (queued or holding a connection). */
+    public static final String KIND_INSIDE = "db.bulkhead.kind.inside";
+    /** Gauge per kind: callers refused at its cap so far ({@code KindCappedException}). */
+    public static final String KIND_CAPPED = "db.bulkhead.kind.capped";
+
     /** Gauge: L, how many operations may hold an execution permit now (B unless the workload is adaptive). */
     public static final String LIMIT = "db.bulkhead.limit";
     /**
@@ -84,6 +102,8 @@ public final class BulkheadMeterNames {
     public static final String BULKHEAD = "bulkhead";
     /** Tag: the workload's name. */
     public static final String WORKLOAD = "workload";
+    /** Tag: the kind of operation (a call site, a name its caller gave, or {@code other}). */
+    public static final String KIND = "kind";
     /** Tag: the workload's priority, {@code regular} or {@code elastic}: every meter per class by this tag. */
     public static final String PRIORITY = "priority";
     /** Tag: admission_full, queue_timeout, deadline, interrupted. */

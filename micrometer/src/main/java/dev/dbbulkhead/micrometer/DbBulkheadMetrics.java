@@ -6,6 +6,14 @@ import static dev.dbbulkhead.micrometer.BulkheadMeterNames.CONNECTION_WAIT;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.ELASTIC_AT_FLOOR;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.EXECUTING;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.HOLD_RECENT;
+import static dev.dbbulkhead.micrometer.BulkheadMeterNames.KIND;
+import static dev.dbbulkhead.micrometer.BulkheadMeterNames.KIND_ARRIVALS;
+import static dev.dbbulkhead.micrometer.BulkheadMeterNames.KIND_CAP;
+import static dev.dbbulkhead.micrometer.BulkheadMeterNames.KIND_CAPPED;
+import static dev.dbbulkhead.micrometer.BulkheadMeterNames.KIND_HOLD_P50;
+import static dev.dbbulkhead.micrometer.BulkheadMeterNames.KIND_HOLD_P99;
+import static dev.dbbulkhead.micrometer.BulkheadMeterNames.KIND_INSIDE;
+import static dev.dbbulkhead.micrometer.BulkheadMeterNames.KIND_SHARE;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.LEAKS_SUSPECTED;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.LIMIT;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.OPERATIONS;
@@ -31,6 +39,7 @@ import static dev.dbbulkhead.micrometer.BulkheadMeterNames.WORKLOAD;
 
 import dev.dbbulkhead.BulkheadListener;
 import dev.dbbulkhead.DbBulkhead;
+import dev.dbbulkhead.KindStats;
 import dev.dbbulkhead.Outcome;
 import dev.dbbulkhead.Priority;
 import dev.dbbulkhead.RejectionReason;
@@ -39,16 +48,21 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.MultiGauge;
 import io.micrometer.core.instrument.Tag;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
+import java.util.ArrayList;
 import java.util.EnumMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.ToDoubleFunction;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Publishes a barrier's operations to a Micrometer {@link MeterRegistry}: rejections by reason, outcomes, timers
@@ -67,6 +81,7 @@ public final class DbBulkheadMetrics implements BulkheadListener {
     private final MeterRegistry registry;
     private final Tags extraTags;
     private final Map<Workload, Meters> meters = new ConcurrentHashMap<>();
+    private final Map<Workload, KindGauges> kinds = new ConcurrentHashMap<>();
 
     public DbBulkheadMetrics(MeterRegistry registry) {
         this(registry, Tags.empty());
@@ -117,6 +132,9 @@ public final class DbBulkheadMetrics implements BulkheadListener {
                         w,
                         x -> x.recentHoldTime().toNanos() / 1e9,
                         tags);
+            }
+            if (w.config().kinds()) {
+                kinds.put(w, new KindGauges(registry, tags));
             }
             if (w.predictive()) {
                 seconds(
@@ -205,6 +223,10 @@ public final class DbBulkheadMetrics implements BulkheadListener {
             long workNanos) {
         Meters m = meters(workload);
         m.outcome(outcome).increment();
+        KindGauges k = kinds.get(workload);
+        if (k != null) {
+            k.refresh(workload);
+        }
         if (outcome == Outcome.RELEASED) {
             m.permitHold.record(holdNanos, TimeUnit.NANOSECONDS);
             return; // a lease: the caller's own transaction, whose connection the barrier never saw
@@ -214,6 +236,97 @@ public final class DbBulkheadMetrics implements BulkheadListener {
         if (outcome != Outcome.NO_CONNECTION) {
             m.connectionUse.record(holdNanos, TimeUnit.NANOSECONDS);
             m.work.record(workNanos, TimeUnit.NANOSECONDS);
+        }
+    }
+
+    /**
+     * A workload's gauges per kind of operation: one row per kind it tells apart (bounded: 32 and {@code other}),
+     * re-listed at most once a second, from an operation's end, when a kind came or went. Each row reads the
+     * workload's {@link Workload#kinds()} when scraped.
+     */
+    private static final class KindGauges {
+        private static final long REFRESH_NANOS = TimeUnit.SECONDS.toNanos(1);
+        private final List<MultiGauge> gauges = new ArrayList<>();
+        private final List<ToDoubleFunction<KindStats>> values = new ArrayList<>();
+        private final AtomicLong next = new AtomicLong(System.nanoTime());
+        private volatile List<String> listed = List.of();
+
+        KindGauges(MeterRegistry registry, Tags tags) {
+            add(
+                    registry,
+                    tags,
+                    KIND_ARRIVALS,
+                    "recent arrivals per second",
+                    "operations",
+                    KindStats::arrivalsPerSecond);
+            add(registry, tags, KIND_SHARE, "share of the workload's arrivals", null, KindStats::share);
+            add(
+                    registry,
+                    tags,
+                    KIND_HOLD_P50,
+                    "recent median hold",
+                    "seconds",
+                    k -> k.holdP50().toNanos() / 1e9);
+            add(
+                    registry,
+                    tags,
+                    KIND_HOLD_P99,
+                    "recent p99 hold",
+                    "seconds",
+                    k -> k.holdP99().toNanos() / 1e9);
+            add(
+                    registry,
+                    tags,
+                    KIND_CAP,
+                    "operations allowed inside while contended; -1: no cap",
+                    "operations",
+                    KindStats::cap);
+            add(registry, tags, KIND_INSIDE, "operations inside now", "operations", KindStats::inside);
+            add(registry, tags, KIND_CAPPED, "callers refused at the kind's cap", "operations", KindStats::capped);
+        }
+
+        private void add(
+                MeterRegistry registry,
+                Tags tags,
+                String name,
+                String description,
+                @Nullable String unit,
+                ToDoubleFunction<KindStats> value) {
+            var builder = MultiGauge.builder(name).description(description).tags(tags);
+            gauges.add((unit == null ? builder : builder.baseUnit(unit)).register(registry));
+            values.add(value);
+        }
+
+        void refresh(Workload w) {
+            long now = System.nanoTime();
+            long due = next.get();
+            if (now - due < 0 || !next.compareAndSet(due, now + REFRESH_NANOS)) {
+                return;
+            }
+            List<String> names = w.kinds().stream().map(KindStats::name).toList();
+            if (names.equals(listed)) {
+                return;
+            }
+            listed = names;
+            for (int g = 0; g < gauges.size(); g++) {
+                ToDoubleFunction<KindStats> value = values.get(g);
+                gauges.get(g)
+                        .register(
+                                names.stream()
+                                        .map(name ->
+                                                MultiGauge.Row.of(Tags.of(KIND, name), w, x -> read(x, name, value)))
+                                        .toList(),
+                                true);
+            }
+        }
+
+        private static double read(Workload w, String kind, ToDoubleFunction<KindStats> value) {
+            for (KindStats k : w.kinds()) {
+                if (k.name().equals(kind)) {
+                    return value.applyAsDouble(k);
+                }
+            }
+            return Double.NaN;
         }
     }
 

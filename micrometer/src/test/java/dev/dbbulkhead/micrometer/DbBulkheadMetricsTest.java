@@ -75,6 +75,47 @@ class DbBulkheadMetricsTest {
                 .value();
     }
 
+    /** A workload that learns kinds gets a row per kind in each kind gauge, listed as kinds come. */
+    @Test
+    void eachKindOfOperationHasItsGauges() throws Exception {
+        var db = metrics.bind(DbBulkhead.builder(pool)
+                .name("orders-db")
+                .listener(metrics)
+                .workload(WorkloadConfig.recommended("interactive", 2).toBuilder()
+                        .kinds(true)
+                        .build())
+                .build());
+        var w = db.workload("interactive");
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+            for (String kind : new String[] {"lookup", "report"}) {
+                w.transaction(
+                        dev.dbbulkhead.TransactionOptions.queueWait(Duration.ofSeconds(1))
+                                .kind(kind),
+                        c -> c.isValid(1));
+            }
+            for (String kind : new String[] {"lookup", "report"}) {
+                assertThat(registry.find(BulkheadMeterNames.KIND_ARRIVALS)
+                                .tags("workload", "interactive", "kind", kind)
+                                .gauge())
+                        .as(kind)
+                        .isNotNull();
+            }
+        });
+        assertThat(registry.get(BulkheadMeterNames.KIND_CAP)
+                        .tags("kind", "report", "service", "orders")
+                        .gauge()
+                        .value())
+                .as("no cap: the kinds cost the same")
+                .isEqualTo(-1);
+        assertThat(registry.get(BulkheadMeterNames.KIND_INSIDE)
+                        .tags("kind", "lookup")
+                        .gauge()
+                        .value())
+                .isZero();
+        assertThat(counter(BulkheadMeterNames.REJECTIONS, "reason", "kind_capped"))
+                .isZero();
+    }
+
     @Test
     void committedAndRolledBackOperationsAreCountedAndTimed() throws Exception {
         var gate = gate(pool, 2, 2);

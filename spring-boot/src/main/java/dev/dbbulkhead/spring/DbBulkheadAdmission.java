@@ -119,6 +119,20 @@ public class DbBulkheadAdmission implements TransactionExecutionListener {
      */
     public <T extends @Nullable Object, E extends Throwable> T call(
             @Nullable String workload, @Nullable Duration queueWait, String caller, AdmittedCall<T, E> call) throws E {
+        return call(workload, queueWait, caller, null, call);
+    }
+
+    /**
+     * {@link #call(String, Duration, String, AdmittedCall)} for an operation of the kind named {@code kind} (null:
+     * none), for a workload that learns kinds of operation.
+     */
+    public <T extends @Nullable Object, E extends Throwable> T call(
+            @Nullable String workload,
+            @Nullable Duration queueWait,
+            String caller,
+            @Nullable String kind,
+            AdmittedCall<T, E> call)
+            throws E {
         WorkloadSettings target = settings.named(workload, caller);
         Scope outer = scope.get();
         if (outer != null) {
@@ -140,7 +154,7 @@ public class DbBulkheadAdmission implements TransactionExecutionListener {
         }
         // The deadline starts at admission, before the wait.
         var admitted = new Scope(target, target.deadline() == null ? null : Deadline.in(target.deadline()));
-        Lease lease = acquire(admitted, queueWait, caller);
+        Lease lease = acquire(admitted, queueWait, caller, kind);
         admitted.lease = lease;
         scope.set(admitted);
         try (lease) {
@@ -178,7 +192,7 @@ public class DbBulkheadAdmission implements TransactionExecutionListener {
      * {@code workload} and {@code outcome}: {@code admitted}, or the rejection's reason in lower case, or
      * {@code interrupted}), so that the wait for a permit shows as its own span in a trace.
      */
-    private Lease acquire(Scope admitted, @Nullable Duration queueWait, String caller) {
+    private Lease acquire(Scope admitted, @Nullable Duration queueWait, String caller, @Nullable String kind) {
         WorkloadSettings target = admitted.workload;
         Observation observation = Observation.createNotStarted(OBSERVATION, observations)
                 .contextualName("db-bulkhead admission")
@@ -187,7 +201,7 @@ public class DbBulkheadAdmission implements TransactionExecutionListener {
                 .start();
         String outcome = "admitted";
         try {
-            return acquireNow(admitted, queueWait, caller);
+            return acquireNow(admitted, queueWait, caller, kind);
         } catch (BulkheadRejectedException rejected) {
             outcome = rejected.reason().name().toLowerCase(Locale.ROOT);
             observation.error(rejected);
@@ -201,7 +215,7 @@ public class DbBulkheadAdmission implements TransactionExecutionListener {
         }
     }
 
-    private Lease acquireNow(Scope admitted, @Nullable Duration queueWait, String caller) {
+    private Lease acquireNow(Scope admitted, @Nullable Duration queueWait, String caller, @Nullable String kind) {
         WorkloadSettings target = admitted.workload;
         Workload w = bulkhead.workload(target.name());
         Duration wait = queueWait != null ? queueWait : target.queueWait();
@@ -209,9 +223,9 @@ public class DbBulkheadAdmission implements TransactionExecutionListener {
             Deadline started = admitted.deadline;
             Duration deadline = target.deadline();
             if (started != null && deadline != null && deadline.compareTo(wait) <= 0) {
-                return w.acquire(started);
+                return kind == null ? w.acquire(started) : w.acquire(started, kind);
             }
-            return w.acquire(wait);
+            return kind == null ? w.acquire(wait) : w.acquire(wait, kind);
         } catch (InterruptedException interrupted) {
             Thread.currentThread().interrupt();
             var cancelled = new CancellationException(caller + " was interrupted while waiting for admission to "

@@ -93,6 +93,12 @@ public class DbBulkheadProperties {
         private boolean allowRequiresNew;
         /** Refuse at once a caller that almost surely (99 %) cannot get a permit within its queue wait or deadline. */
         private boolean predictiveRejection;
+        /**
+         * Learn kinds of operation (each @DbWorkload method is one; a kind's name can be set with the annotation's
+         * {@code kind}) and, while the workload is contended, cap the kinds that hold their connection far longer than
+         * the median operation.
+         */
+        private boolean kinds;
         /** When set, the workload's limit adapts to the database's latency, between this minimum and concurrent. */
         private @Nullable Integer adaptiveLimitMin;
         /**
@@ -117,7 +123,8 @@ public class DbBulkheadProperties {
                     .extraSlots(extraSlots == null ? 0 : extraSlots)
                     .queue(queue)
                     .priority(priority)
-                    .predictiveRejection(predictiveRejection);
+                    .predictiveRejection(predictiveRejection)
+                    .kinds(kinds);
             if (predictionAudit != null) {
                 config.predictionAudit(predictionAudit);
             }
@@ -168,6 +175,14 @@ public class DbBulkheadProperties {
 
         public void setAdaptiveLimitMin(@Nullable Integer adaptiveLimitMin) {
             this.adaptiveLimitMin = adaptiveLimitMin;
+        }
+
+        public boolean isKinds() {
+            return kinds;
+        }
+
+        public void setKinds(boolean kinds) {
+            this.kinds = kinds;
         }
 
         public boolean isPredictiveRejection() {

@@ -40,4 +40,10 @@ public @interface DbWorkload {
      * empty: the workload's.
      */
     String queueWait() default "";
+
+    /**
+     * The kind of operation this method is, for a workload that learns kinds ({@code db-bulkhead.workloads.<name>.kinds});
+     * empty: the method itself ({@code OrderService.place}). Methods that should share a budget share a kind.
+     */
+    String kind() default "";
 }

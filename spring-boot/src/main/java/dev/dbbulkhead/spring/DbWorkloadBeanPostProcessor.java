@@ -93,8 +93,11 @@ public class DbWorkloadBeanPostProcessor extends AbstractBeanFactoryAwareAdvisin
                 || ReflectionUtils.isToStringMethod(m);
     }
 
-    /** What one annotated method asks for: its workload (resolved), its queue wait (null: the workload's). */
-    record Target(String workload, @Nullable Duration queueWait, String caller) {}
+    /**
+     * What one annotated method asks for: its workload (resolved), its queue wait (null: the workload's), its kind of
+     * operation (the annotation's, or the method's: {@code OrderService.place}).
+     */
+    record Target(String workload, @Nullable Duration queueWait, String caller, String kind) {}
 
     @Override
     public Object postProcessAfterInitialization(Object bean, String beanName) {
@@ -190,7 +193,11 @@ public class DbWorkloadBeanPostProcessor extends AbstractBeanFactoryAwareAdvisin
             found.add(caller + " " + afterReturn);
             return null;
         }
-        return target(onMethod != null ? onMethod : Objects.requireNonNull(onType, "fromType"), caller, found);
+        return target(
+                onMethod != null ? onMethod : Objects.requireNonNull(onType, "fromType"),
+                caller,
+                type.getSimpleName() + "." + method.getName(),
+                found);
     }
 
     /**
@@ -232,8 +239,9 @@ public class DbWorkloadBeanPostProcessor extends AbstractBeanFactoryAwareAdvisin
     }
 
     /** The annotation's attributes, placeholders resolved; null (and a problem noted) when malformed. */
-    private @Nullable Target target(DbWorkload annotation, String caller, List<String> found) {
+    private @Nullable Target target(DbWorkload annotation, String caller, String method, List<String> found) {
         String workload = resolve(annotation.value());
+        String kind = resolve(annotation.kind());
         String wait = resolve(annotation.queueWait());
         Duration queueWait = null;
         if (!wait.isEmpty()) {
@@ -248,7 +256,7 @@ public class DbWorkloadBeanPostProcessor extends AbstractBeanFactoryAwareAdvisin
                 return null;
             }
         }
-        return new Target(workload, queueWait, caller);
+        return new Target(workload, queueWait, caller, kind.isBlank() ? method : kind);
     }
 
     private String resolve(String value) {
@@ -360,7 +368,7 @@ public class DbWorkloadBeanPostProcessor extends AbstractBeanFactoryAwareAdvisin
             return admission
                     .getObject()
                     .<@Nullable Object, Throwable>call(
-                            target.workload(), target.queueWait(), target.caller(), invocation::proceed);
+                            target.workload(), target.queueWait(), target.caller(), target.kind(), invocation::proceed);
         }
     }
 }

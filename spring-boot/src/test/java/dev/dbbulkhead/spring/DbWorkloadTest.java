@@ -80,6 +80,35 @@ class DbWorkloadTest {
         });
     }
 
+    /** With kinds learned, each method is a kind of its own, named after it unless the annotation names one. */
+    @Test
+    void eachMethodIsAKindOfOperationAndTheActuatorListsThem() {
+        runner.withPropertyValues("db-bulkhead.workloads.interactive.kinds=true")
+                .run(context -> {
+                    var items = context.getBean(Items.class);
+                    items.admissionFirst(IDS.incrementAndGet());
+                    items.transactionalFirst(IDS.incrementAndGet());
+                    items.named(IDS.incrementAndGet());
+                    items.named(IDS.incrementAndGet());
+                    Workload w = context.getBean(DbBulkhead.class).workload("interactive");
+                    assertThat(w.config().kinds()).isTrue();
+                    assertThat(w.kinds())
+                            .extracting(dev.dbbulkhead.KindStats::name)
+                            .containsExactlyInAnyOrder("Items.admissionFirst", "Items.transactionalFirst", "report");
+                    var view = new dev.dbbulkhead.spring.actuate.DbBulkheadEndpoint(
+                                    context.getBean(DbBulkheadAdmission.class))
+                            .bulkhead();
+                    assertThat(view.workloads().stream()
+                                    .filter(x -> x.name().equals("interactive"))
+                                    .findFirst()
+                                    .orElseThrow()
+                                    .kinds())
+                            .hasSize(3)
+                            .allSatisfy(k -> assertThat(k.inside()).isZero());
+                    assertAllBack(context);
+                });
+    }
+
     @Test
     void aRejectedCallOpensNoConnection() {
         runner.run(context -> {
@@ -365,6 +394,12 @@ class DbWorkloadTest {
         @Transactional
         @DbWorkload("interactive")
         public long transactionalFirst(long id) {
+            return insert(jdbc, db, probe, id);
+        }
+
+        @DbWorkload(value = "interactive", kind = "report")
+        @Transactional
+        public long named(long id) {
             return insert(jdbc, db, probe, id);
         }
 

@@ -1,5 +1,6 @@
 package dev.dbbulkhead.spring.actuate;
 
+import dev.dbbulkhead.KindStats;
 import dev.dbbulkhead.Workload;
 import dev.dbbulkhead.spring.DbBulkheadAdmission;
 import dev.dbbulkhead.spring.DbBulkheadSettings.WorkloadSettings;
@@ -42,7 +43,8 @@ public class DbBulkheadEndpoint {
                 w.executing(),
                 w.waiting(),
                 w.available(),
-                w.availableSlots());
+                w.availableSlots(),
+                w.kinds());
     }
 
     /** The barrier: its name, its default workload, its workloads. */
@@ -63,5 +65,6 @@ public class DbBulkheadEndpoint {
             int executing,
             int waiting,
             int availablePermits,
-            int availableSlots) {}
+            int availableSlots,
+            List<KindStats> kinds) {}
 }
