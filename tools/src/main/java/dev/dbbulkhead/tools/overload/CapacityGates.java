@@ -89,9 +89,12 @@ final class CapacityGates {
         DEADLINE_NEWEST("deadline-newest"),
         /** The deadline queue with the adaptive limit behind it. */
         DEADLINE_ADAPTIVE("deadline-adaptive"),
-        /** What the documentation recommends: {@link WorkloadConfig#recommended}. */
+        /** {@link WorkloadConfig#recommended} without kinds of operation: what the documentation recommended before. */
         RECOMMENDED("recommended"),
-        /** {@link #RECOMMENDED} with kinds of operation learned, one call site per kind. */
+        /**
+         * {@link WorkloadConfig#recommended} as it is now, with kinds of operation learned; here one call site per
+         * kind.
+         */
         RECOMMENDED_KINDS("recommended-kinds"),
         /** A recommended workload per kind, B per kind from sizing.md's rule ({@link Splits#byRule}). */
         WORKLOAD_PER_KIND("workload-per-kind"),

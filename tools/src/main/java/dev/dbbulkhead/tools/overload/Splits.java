@@ -8,20 +8,17 @@ final class Splits {
 
     /**
      * sizing.md's rule, from each kind's hold alone ({@code holds}, ms) and share of arrivals ({@code shares}): with H
-     * the mean hold, a kind that holds longer than H gets {@code max(1, floor(P × share × H / hold))}, the rule the
-     * learned kinds apply; the kinds no longer than H share the rest in proportion to their arrivals.
+     * the hold of the median operation, a kind that holds more than 2 H gets {@code max(1, floor(P × share × H /
+     * hold))}, the rule the learned kinds apply; the other kinds share the rest in proportion to their arrivals.
      */
     static int[] byRule(int[] holds, double[] shares, int pool) {
-        double mean = 0;
-        for (int k = 0; k < holds.length; k++) {
-            mean += shares[k] * holds[k];
-        }
+        double median = median(holds, shares);
         int[] split = new int[holds.length];
         double[] rest = new double[holds.length];
         int left = pool;
         for (int k = 0; k < holds.length; k++) {
-            if (holds[k] > mean) {
-                split[k] = (int) Math.max(1, Math.floor(pool * shares[k] * mean / holds[k]));
+            if (holds[k] > 2 * median) {
+                split[k] = (int) Math.max(1, Math.floor(pool * shares[k] * median / holds[k]));
                 left -= split[k];
             } else {
                 rest[k] = shares[k];
@@ -29,9 +26,27 @@ final class Splits {
         }
         int[] others = byArrivals(rest, left);
         for (int k = 0; k < holds.length; k++) {
-            split[k] += holds[k] > mean ? 0 : others[k];
+            split[k] += others[k];
         }
         return split;
+    }
+
+    /** The hold of the median operation: kinds in the order of their holds, weighted by their shares. */
+    static double median(int[] holds, double[] shares) {
+        Integer[] order = new Integer[holds.length];
+        for (int k = 0; k < order.length; k++) {
+            order[k] = k;
+        }
+        Arrays.sort(order, (a, b) -> Integer.compare(holds[a], holds[b]));
+        double total = Arrays.stream(shares).sum();
+        double below = 0;
+        for (int k : order) {
+            below += shares[k];
+            if (below >= total / 2) {
+                return holds[k];
+            }
+        }
+        return holds[order[order.length - 1]];
     }
 
     /**
