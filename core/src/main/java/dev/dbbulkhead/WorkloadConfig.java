@@ -130,11 +130,12 @@ public record WorkloadConfig(
 
     /**
      * What the measurements recommend for a workload of B = {@code concurrent}: a queue bounded by the callers'
-     * deadlines ({@link QueuePolicy#DEADLINE}) with Q = {@value #RECOMMENDED_SLOTS_PER_PERMIT} × B as its memory cap.
-     * Give its callers a {@link Deadline}. Why: {@code docs/performance.md}; how to size B: {@code docs/sizing.md}.
+     * deadlines ({@link QueuePolicy#DEADLINE}) with Q = {@value #RECOMMENDED_SLOTS_PER_PERMIT} × B as its memory cap,
+     * and kinds of operation learned ({@link Builder#kinds}: slow kinds capped while the workload is contended). Give
+     * its callers a {@link Deadline}. Why: {@code docs/performance.md}; how to size B: {@code docs/sizing.md}.
      */
     public static WorkloadConfig recommended(String name, int concurrent) {
-        var b = builder(name).concurrent(concurrent).queue(QueuePolicy.DEADLINE);
+        var b = builder(name).concurrent(concurrent).queue(QueuePolicy.DEADLINE).kinds(true);
         return b.extraSlots((int) Math.min(
                         Integer.MAX_VALUE - (long) concurrent, (long) RECOMMENDED_SLOTS_PER_PERMIT * concurrent))
                 .build();

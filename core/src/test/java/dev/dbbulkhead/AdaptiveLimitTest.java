@@ -7,14 +7,8 @@ import dev.dbbulkhead.testkit.LockSlots;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import org.junit.jupiter.api.BeforeAll;
@@ -71,44 +65,6 @@ class AdaptiveLimitTest {
                 .workload("w");
     }
 
-    /** {@code n} virtual threads running {@code call} in a loop until closed; closing stops and joins them. */
-    private static final class Callers implements AutoCloseable {
-        interface Call {
-            void run() throws Exception;
-        }
-
-        private final AtomicBoolean stop = new AtomicBoolean();
-        private final ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
-        private final List<Future<?>> futures = new ArrayList<>();
-
-        Callers(int n, Call call) {
-            for (int i = 0; i < n; i++) {
-                futures.add(executor.submit(() -> {
-                    while (!stop.get()) {
-                        try {
-                            call.run();
-                        } catch (BulkheadRejectedException busy) {
-                            // demand exceeds the limit on purpose: refused callers simply try again
-                        }
-                    }
-                    return null;
-                }));
-            }
-        }
-
-        @Override
-        public void close() throws Exception {
-            stop.set(true);
-            try {
-                for (var f : futures) {
-                    f.get(10, TimeUnit.SECONDS); // a caller's failed assertion fails the test here
-                }
-            } finally {
-                executor.close();
-            }
-        }
-    }
-
     /**
      * A minute long (each move down needs a few probes of a few hundred completions to tell "as many" from noise): with
      * {@code -Pfull}, which CI runs; the same rules run on a simulated database in every build
@@ -122,7 +78,7 @@ class AdaptiveLimitTest {
         assertThat(w.limit()).as("starts at B").isEqualTo(8);
         var k = new AtomicInteger(8);
         var served = new LongAdder();
-        try (var callers = new Callers(24, () -> {
+        try (var callers = Callers.retryingAtOnce(24, () -> {
             w.transaction(Duration.ofMillis(500), c -> Db.count(c, LockSlots.sql(k.get(), 5)));
             served.increment();
         })) {
@@ -161,7 +117,7 @@ class AdaptiveLimitTest {
         try (Connection holder = Db.server().connect()) {
             holder.setAutoCommit(false);
             Db.count(holder, "SELECT id FROM adaptive_nowait WHERE id = 1 FOR UPDATE"); // held for the whole test
-            try (var callers = new Callers(8, () -> {
+            try (var callers = Callers.retryingAtOnce(8, () -> {
                 int i = calls.incrementAndGet();
                 try {
                     w.transaction(Duration.ofMillis(500), c -> switch (i % 8) {
@@ -202,7 +158,7 @@ class AdaptiveLimitTest {
         Workload w = adaptive(8);
         var signalled = new LongAdder();
         w.transaction(Duration.ofSeconds(1), c -> Db.count(c, "SELECT 1"));
-        try (var callers = new Callers(16, () -> {
+        try (var callers = Callers.retryingAtOnce(16, () -> {
             try {
                 if (ownTransaction) {
                     try (Lease lease = w.acquire(Duration.ofMillis(500))) {

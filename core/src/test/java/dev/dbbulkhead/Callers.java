@@ -10,8 +10,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * {@code n} threads running {@code call} in a loop until closed; a rejection is expected and tried again after 1 ms;
- * closing stops and joins them, and fails the test with anything else a call threw.
+ * {@code n} threads running {@code call} in a loop until closed; a rejection is expected and tried again (after 1 ms,
+ * or at once); closing stops and joins them, and fails the test with anything else a call threw.
  */
 final class Callers implements AutoCloseable {
     interface Call {
@@ -23,6 +23,15 @@ final class Callers implements AutoCloseable {
     private final List<Future<?>> futures = new ArrayList<>();
 
     Callers(ThreadFactory threads, int n, Call call) {
+        this(threads, n, true, call);
+    }
+
+    /** Virtual threads that try again at once when refused: demand above the limit on purpose. */
+    static Callers retryingAtOnce(int n, Call call) {
+        return new Callers(Thread.ofVirtual().factory(), n, false, call);
+    }
+
+    private Callers(ThreadFactory threads, int n, boolean pause, Call call) {
         executor = Executors.newThreadPerTaskExecutor(threads);
         for (int i = 0; i < n; i++) {
             futures.add(executor.submit(() -> {
@@ -30,7 +39,9 @@ final class Callers implements AutoCloseable {
                     try {
                         call.run();
                     } catch (BulkheadRejectedException busy) {
-                        Thread.sleep(1); // refused on purpose: try again
+                        if (pause) {
+                            Thread.sleep(1); // refused on purpose: try again
+                        }
                     }
                 }
                 return null;

@@ -47,6 +47,18 @@ class KindsTest {
     private static final SqlWork<Integer> FAST = c -> Db.count(c, "SELECT 1 FROM pg_sleep(0.002)");
     private static final SqlWork<Integer> SLOW = c -> Db.count(c, "SELECT 1 FROM pg_sleep(0.1)");
 
+    /** {@code work}, counting the transactions in work at once and the most there were. */
+    private static SqlWork<Integer> counted(SqlWork<Integer> work, AtomicInteger inWork, AtomicInteger most) {
+        return c -> {
+            most.accumulateAndGet(inWork.incrementAndGet(), Math::max);
+            try {
+                return work.run(c);
+            } finally {
+                inWork.decrementAndGet();
+            }
+        };
+    }
+
     private static Optional<KindStats> kind(Workload w, String prefix) {
         return w.kinds().stream().filter(k -> k.name().startsWith(prefix)).findFirst();
     }
@@ -68,19 +80,14 @@ class KindsTest {
         var fastServed = new LongAdder();
         var fastCapped = new LongAdder();
         var slowCapped = new LongAdder();
+        SqlWork<Integer> fastWork = counted(FAST, inWork, most);
+        SqlWork<Integer> slowWork = counted(SLOW, inWork, most);
         try (var fast = new Callers(threads, 8, () -> {
                     try {
                         w.transaction(
                                 TransactionOptions.queueWait(Duration.ofSeconds(2))
                                         .kind("fast"),
-                                c -> {
-                                    most.accumulateAndGet(inWork.incrementAndGet(), Math::max);
-                                    try {
-                                        return FAST.run(c);
-                                    } finally {
-                                        inWork.decrementAndGet();
-                                    }
-                                });
+                                fastWork);
                         fastServed.increment();
                     } catch (KindCappedException e) {
                         fastCapped.increment();
@@ -92,14 +99,7 @@ class KindsTest {
                         w.transaction(
                                 TransactionOptions.queueWait(Duration.ofSeconds(2))
                                         .kind("slow"),
-                                c -> {
-                                    most.accumulateAndGet(inWork.incrementAndGet(), Math::max);
-                                    try {
-                                        return SLOW.run(c);
-                                    } finally {
-                                        inWork.decrementAndGet();
-                                    }
-                                });
+                                slowWork);
                         slowServed.increment();
                     } catch (KindCappedException e) {
                         assertThat(e.kind()).isEqualTo("slow");
@@ -215,22 +215,19 @@ class KindsTest {
     @Test
     void tenThousandCallSitesKeepTheKindsBoundedAndHoldNoClassOfTheTail() throws Exception {
         Workload w = workload(4);
-        byte[] bytes;
-        try (var in = Work.class.getResourceAsStream("KindsTest$Work.class")) {
-            bytes = java.util.Objects.requireNonNull(in).readAllBytes();
-        }
+        var copies = new dev.dbbulkhead.testkit.ClassCopies(Work.class);
         var last = new java.util.concurrent.atomic.AtomicReference<java.lang.ref.WeakReference<ClassLoader>>();
         try (ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor()) {
             var calls = new ArrayList<Future<?>>();
             for (int t = 0; t < 8; t++) {
                 calls.add(threads.submit(() -> {
                     for (int i = 0; i < 10_000 / 8; i++) {
-                        var loader = new Loader(bytes);
+                        Class<?> type = copies.copy();
                         @SuppressWarnings("unchecked")
-                        var work = (SqlWork<Integer>)
-                                loader.type().getDeclaredConstructor().newInstance();
+                        var work =
+                                (SqlWork<Integer>) type.getDeclaredConstructor().newInstance();
                         assertThat(w.transaction(Duration.ofSeconds(5), work)).isEqualTo(1);
-                        last.set(new java.lang.ref.WeakReference<>(loader));
+                        last.set(new java.lang.ref.WeakReference<>(type.getClassLoader()));
                     }
                     return null;
                 }));
@@ -259,20 +256,6 @@ class KindsTest {
                 r.next();
                 return r.getInt(1);
             }
-        }
-    }
-
-    /** Defines {@link Work} once more, as a class of its own. */
-    private static final class Loader extends ClassLoader {
-        private final byte[] bytes;
-
-        Loader(byte[] bytes) {
-            super(KindsTest.class.getClassLoader());
-            this.bytes = bytes;
-        }
-
-        Class<?> type() {
-            return defineClass(Work.class.getName(), bytes, 0, bytes.length);
         }
     }
 

@@ -82,10 +82,11 @@ final class Admission implements PermitLease.Owner {
      *
      * @param queueWait the longest wait for an execution permit, or null for the deadline's
      * @param forCaller a lease for {@code acquire()}, rather than for a transaction the barrier runs
-     * @param kindKey the operation's kind (its {@code SqlWork}'s class or its caller's name), or null: none
+     * @param kind the operation's kind: the name its caller gave, or its {@code SqlWork} (whose class is the kind: read
+     *     only by a workload that learns kinds), or null: none
      */
     PermitLease admit(
-            @Nullable Duration queueWait, @Nullable Deadline deadline, boolean forCaller, @Nullable Object kindKey)
+            @Nullable Duration queueWait, @Nullable Deadline deadline, boolean forCaller, @Nullable Object kind)
             throws InterruptedException {
         Frames.Frame frame = frames.enter(workload);
         boolean timed = telemetry.timed();
@@ -97,7 +98,7 @@ final class Admission implements PermitLease.Owner {
                     && permits.enter(lease, false) == Permits.Entry.ACQUIRED) {
                 return lease; // nothing to measure or report: the common case, one CAS
             }
-            result = admitMeasured(lease, queueWait, deadline, kindKey);
+            result = admitMeasured(lease, queueWait, deadline, kind);
         } catch (Throwable unexpected) {
             // The one write on the lease from here, and before any call: a call can fail (a stack overflow), and a
             // lease marked abandoned is settled by whoever finds it (failure model, rule 4).
@@ -143,7 +144,7 @@ final class Admission implements PermitLease.Owner {
 
     /** The steps of an admission that measures: its budget, the controls' verdict, the permits, the wait for one. */
     private Result admitMeasured(
-            PermitLease lease, @Nullable Duration queueWait, @Nullable Deadline deadline, @Nullable Object kindKey) {
+            PermitLease lease, @Nullable Duration queueWait, @Nullable Deadline deadline, @Nullable Object kindOf) {
         long start = telemetry.now();
         Verdict.Admit wait = allowing(queueWait, deadline, start);
         if (wait.deadlineBinds() && wait.waitNanos() <= 0) {
@@ -153,7 +154,7 @@ final class Admission implements PermitLease.Owner {
                     rejections.deadlineExceeded(
                             snapshot(0), Stage.BEFORE_ADMISSION, Nanos.overdue(wait.waitNanos()), null));
         }
-        Kinds.Kind kind = kindKey == null ? null : controls.kind(kindKey);
+        Kinds.Kind kind = kindOf == null ? null : controls.kind(kindOf instanceof String ? kindOf : kindOf.getClass());
         return switch (controls.admit(wait, kind, start)) {
             case Verdict.Admit admitted -> {
                 lease.kindCounted = admitted.kindCounted();

@@ -117,6 +117,22 @@ final class Kinds {
 
     /** The kind of {@code key}: a {@code SqlWork}'s class, or a name its caller gave. */
     Kind of(Object key) {
+        return key instanceof Class<?> type ? byClass.get(type) : track(key);
+    }
+
+    /**
+     * A call site's kind, kept with its class (a lookup as cheap as a field read once seen); a call site first seen
+     * while every place was taken stays in {@link #other}.
+     */
+    private final ClassValue<Kind> byClass = new ClassValue<>() {
+        @Override
+        protected Kind computeValue(Class<?> type) {
+            return track(type);
+        }
+    };
+
+    /** The kind tracked for {@code key}, made if there is room, else {@link #other}. */
+    private Kind track(Object key) {
         Kind kind = byKey.get(key);
         if (kind != null) {
             return kind;
@@ -285,7 +301,14 @@ final class Kinds {
             return;
         }
         // An operation that still holds a forgotten kind leaves it as it entered it: its count is its own.
-        byKey.values().removeIf(k -> k.rate < IDLE_RATE && k.inside.get() == 0);
+        byKey.entrySet().removeIf(e -> {
+            Kind k = e.getValue();
+            boolean idle = k.rate < IDLE_RATE && k.inside.get() == 0;
+            if (idle && e.getKey() instanceof Class<?> type) {
+                byClass.remove(type);
+            }
+            return idle;
+        });
     }
 
     private List<Kind> kinds() {

@@ -63,7 +63,7 @@ final class WorkloadImpl implements Workload {
             SqlWork<T> work)
             throws SQLException, InterruptedException {
         String named = options == null ? null : options.kind();
-        PermitLease lease = admission.admit(queueWait, deadline, false, named != null ? named : work.getClass());
+        PermitLease lease = admission.admit(queueWait, deadline, false, named != null ? named : work);
         try {
             try {
                 return runner.run(lease, options, work);

@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.dbbulkhead.KindStats;
 import dev.dbbulkhead.SqlWork;
-import java.io.InputStream;
 import java.sql.Connection;
 import java.util.ArrayList;
 import java.util.List;
@@ -219,14 +218,11 @@ class KindsRuleTest {
     /** Ten thousand call-site classes (the same class defined by as many loaders): at most 32 kinds, and "other". */
     @Test
     void tenThousandCallSitesLeaveItBounded() throws Exception {
-        byte[] bytes;
-        try (InputStream in = Work.class.getResourceAsStream("KindsRuleTest$Work.class")) {
-            bytes = in.readAllBytes();
-        }
+        var copies = new dev.dbbulkhead.testkit.ClassCopies(Work.class);
         var kinds = new Kinds(new Permits(4, 0), 0);
         var seen = new java.util.HashSet<Kinds.Kind>();
         for (int i = 0; i < 10_000; i++) {
-            Class<?> type = new Loader(bytes).type();
+            Class<?> type = copies.copy();
             Kinds.Kind kind = kinds.of(type);
             Kinds.left(kind, false, -1); // refused at once: an arrival
             seen.add(kind);
@@ -245,20 +241,6 @@ class KindsRuleTest {
         @Override
         public Integer run(Connection connection) {
             return 1;
-        }
-    }
-
-    /** Defines {@link Work} once more, as a class of its own. */
-    private static final class Loader extends ClassLoader {
-        private final byte[] bytes;
-
-        Loader(byte[] bytes) {
-            super(KindsRuleTest.class.getClassLoader());
-            this.bytes = bytes;
-        }
-
-        Class<?> type() {
-            return defineClass(Work.class.getName(), bytes, 0, bytes.length);
         }
     }
 }
