@@ -34,6 +34,7 @@ public abstract sealed class BulkheadRejectedException extends RejectedExecution
     private final int executing;
     private final int waiting;
     private final long allowedWaitNanos;
+    private final @Nullable String kind;
     /** False while Throwable's constructor runs, so that the stack trace is captured only when asked for. */
     private final transient boolean constructed;
 
@@ -49,6 +50,7 @@ public abstract sealed class BulkheadRejectedException extends RejectedExecution
         this.executing = state.executing();
         this.waiting = state.waiting();
         this.allowedWaitNanos = state.allowedWaitNanos();
+        this.kind = state.kind();
         this.constructed = true;
         if (stackTrace) {
             fillInStackTrace();
@@ -73,7 +75,8 @@ public abstract sealed class BulkheadRejectedException extends RejectedExecution
                                     limit,
                                     executing,
                                     waiting,
-                                    allowedWaitNanos)
+                                    allowedWaitNanos,
+                                    kind)
                             .describe();
             message = m;
         }
@@ -109,6 +112,14 @@ public abstract sealed class BulkheadRejectedException extends RejectedExecution
     /** The workload that refused. */
     public String workload() {
         return workload;
+    }
+
+    /**
+     * The refused caller's kind of operation, for a workload that learns kinds ({@link WorkloadConfig.Builder#kinds}):
+     * its call site's or the name it gave; else null.
+     */
+    public @Nullable String kind() {
+        return kind;
     }
 
     /** The workload's execution budget B. */

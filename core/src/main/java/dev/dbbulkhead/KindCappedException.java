@@ -1,6 +1,7 @@
 package dev.dbbulkhead;
 
 import dev.dbbulkhead.internal.Snapshot;
+import java.util.Objects;
 
 /**
  * Refused at once: the workload was contended (no execution permit free, now or for a caller in the last 100 ms), and
@@ -10,25 +11,24 @@ import dev.dbbulkhead.internal.Snapshot;
  * operation is, and never less than one. It holds nothing; a kind under its cap is not refused.
  */
 public final class KindCappedException extends BulkheadRejectedException {
-    private final String kind;
     private final int cap;
 
-    KindCappedException(Snapshot state, String kind, int cap, boolean stackTrace) {
+    KindCappedException(Snapshot state, int cap, boolean stackTrace) {
         super(state, stackTrace);
-        this.kind = kind;
         this.cap = cap;
     }
 
     @Override
     String describe() {
-        return "kind '" + kind + "' is at its cap of " + cap + " operation" + (cap == 1 ? "" : "s")
+        return "kind '" + kind() + "' is at its cap of " + cap + " operation" + (cap == 1 ? "" : "s")
                 + " inside while the workload is contended: its operations hold their connections more than twice as "
                 + "long as the workload's median operation; refused at once";
     }
 
     /** The kind of operation refused. */
+    @Override
     public String kind() {
-        return kind;
+        return Objects.requireNonNull(super.kind(), "a capped caller has a kind");
     }
 
     /** How many of its operations may be inside while the workload is contended. */

@@ -16,7 +16,8 @@ import java.time.Duration;
  * @param holdP99 the recent 99th percentile hold (within 19 %)
  * @param cap how many of its operations may be inside (queued or holding a connection) while the workload is
  *     contended; -1 for none: it holds at most twice as long as the workload's median operation
- * @param inside its operations inside now
+ * @param inside its operations counted inside now: those admitted while the workload was contended (queued or holding
+ *     a connection); an operation admitted with a permit free is not counted, since no cap binds then
  * @param capped how many of its callers were refused at once because it was at its cap ({@link KindCappedException})
  */
 public record KindStats(

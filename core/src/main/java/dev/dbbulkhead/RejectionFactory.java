@@ -35,8 +35,8 @@ final class RejectionFactory implements Rejections {
     }
 
     @Override
-    public BulkheadRejectedException kindCapped(Snapshot state, String kind, int cap) {
-        return new KindCappedException(state, kind, cap, stackTraces);
+    public BulkheadRejectedException kindCapped(Snapshot state, int cap) {
+        return new KindCappedException(state, cap, stackTraces);
     }
 
     @Override

@@ -150,14 +150,17 @@ class KindsTest {
     @Test
     void withAPermitFreeACappedKindComesIn() throws Exception {
         Workload w = workload(4);
+        var seen = new java.util.concurrent.atomic.AtomicReference<KindStats>();
         try (var fast = new Callers(Thread.ofVirtual().factory(), 8, () -> w.transaction(Duration.ofSeconds(2), FAST));
                 var slow = new Callers(
                         Thread.ofVirtual().factory(), 4, () -> w.transaction(Duration.ofSeconds(2), SLOW))) {
-            await().atMost(Duration.ofSeconds(30))
-                    .until(() -> w.kinds().stream().anyMatch(k -> k.cap() >= 1));
+            await().atMost(Duration.ofSeconds(30)).until(() -> {
+                var found = w.kinds().stream().filter(k -> k.cap() >= 1).findFirst();
+                found.ifPresent(seen::set);
+                return found.isPresent();
+            });
         }
-        KindStats capped =
-                w.kinds().stream().filter(k -> k.cap() >= 1).findFirst().orElseThrow();
+        KindStats capped = seen.get();
         assertThat(capped.cap()).isLessThan(4);
         assertThat(capped.name())
                 .as("named after the class the lambda is written in")
@@ -191,6 +194,10 @@ class KindsTest {
         w.transaction(TransactionOptions.queueWait(Duration.ofSeconds(1)).kind("report"), one);
         w.transaction(TransactionOptions.queueWait(Duration.ofSeconds(1)).kind("report"), another);
         assertThat(w.kinds()).extracting(KindStats::name).containsExactly("report");
+        var late = Calls.catchRejection(() -> w.transaction(
+                TransactionOptions.deadline(Deadline.in(Duration.ZERO)).kind("report"), one));
+        assertThat(late.kind()).as("every rejection names the caller's kind").isEqualTo("report");
+        assertThat(late.getMessage()).endsWith(", kind=report)");
         for (int i = 0; i < 100; i++) {
             w.transaction(TransactionOptions.queueWait(Duration.ofSeconds(1)).kind("k" + i), one);
         }

@@ -3,7 +3,6 @@ package dev.dbbulkhead.internal;
 import dev.dbbulkhead.BulkheadRejectedException;
 import dev.dbbulkhead.Deadline;
 import dev.dbbulkhead.DeadlineExceededException.Stage;
-import dev.dbbulkhead.KindCappedException;
 import dev.dbbulkhead.KindStats;
 import dev.dbbulkhead.Outcome;
 import dev.dbbulkhead.RejectionReason;
@@ -147,14 +146,14 @@ final class Admission implements PermitLease.Owner {
             PermitLease lease, @Nullable Duration queueWait, @Nullable Deadline deadline, @Nullable Object kindOf) {
         long start = telemetry.now();
         Verdict.Admit wait = allowing(queueWait, deadline, start);
+        Kinds.Kind kind = kindOf == null ? null : controls.kind(kindOf instanceof String ? kindOf : kindOf.getClass());
         if (wait.deadlineBinds() && wait.waitNanos() <= 0) {
             return refused(
                     RejectionReason.DEADLINE,
                     0,
                     rejections.deadlineExceeded(
-                            snapshot(0), Stage.BEFORE_ADMISSION, Nanos.overdue(wait.waitNanos()), null));
+                            snapshot(0, kind), Stage.BEFORE_ADMISSION, Nanos.overdue(wait.waitNanos()), null));
         }
-        Kinds.Kind kind = kindOf == null ? null : controls.kind(kindOf instanceof String ? kindOf : kindOf.getClass());
         return switch (controls.admit(wait, kind, start)) {
             case Verdict.Admit admitted -> {
                 lease.kindCounted = admitted.kindCounted();
@@ -165,17 +164,18 @@ final class Admission implements PermitLease.Owner {
                 refused(
                         RejectionReason.KIND_CAPPED,
                         0,
-                        rejections.kindCapped(snapshot(capped.allowedNanos()), capped.kind().name, capped.cap()));
+                        rejections.kindCapped(snapshot(capped.allowedNanos(), kind), capped.cap()));
             case Verdict.WouldTimeOut refusal ->
                 refused(
                         RejectionReason.WOULD_TIME_OUT,
                         0,
-                        rejections.wouldTimeOut(snapshot(refusal.allowedNanos()), refusal.expectedNanos(), 0));
+                        rejections.wouldTimeOut(snapshot(refusal.allowedNanos(), kind), refusal.expectedNanos(), 0));
             case Verdict.Shed shed ->
                 refused(
                         RejectionReason.LOAD_SHED,
                         0,
-                        rejections.loadShed(snapshot(shed.allowedNanos()), shed.expectedNanos(), shed.targetNanos()));
+                        rejections.loadShed(
+                                snapshot(shed.allowedNanos(), kind), shed.expectedNanos(), shed.targetNanos()));
         };
     }
 
@@ -191,13 +191,16 @@ final class Admission implements PermitLease.Owner {
             return interrupted(interrupted, 0);
         }
         if (entry == Permits.Entry.FULL) {
-            return refused(RejectionReason.ADMISSION_FULL, 0, rejections.admissionFull(snapshot(wait.waitNanos())));
+            return refused(
+                    RejectionReason.ADMISSION_FULL,
+                    0,
+                    rejections.admissionFull(snapshot(wait.waitNanos(), lease.kind)));
         }
         if (lease.timed()) {
             telemetry.admitted(workload);
         }
         return switch (entry) {
-            case BUSY -> timedOut(wait, 0); // no wait allowed and no permit free: nothing is held
+            case BUSY -> timedOut(lease, wait, 0); // no wait allowed and no permit free: nothing is held
             case MUST_WAIT -> await(lease, wait, start);
             default -> {
                 if (wait.audited()) {
@@ -222,7 +225,7 @@ final class Admission implements PermitLease.Owner {
             telemetry.predictionAudited(
                     workload, entry == Permits.Entry.ACQUIRED && waited <= wait.waitNanos(), waited);
         }
-        return entry == Permits.Entry.ACQUIRED ? granted(lease, waited, now) : timedOut(wait, waited);
+        return entry == Permits.Entry.ACQUIRED ? granted(lease, waited, now) : timedOut(lease, wait, waited);
     }
 
     /** Both permits are held: what the lease, the controls, the listeners and leak detection learn of it. */
@@ -238,28 +241,29 @@ final class Admission implements PermitLease.Owner {
         return new Granted(lease);
     }
 
-    private Result timedOut(Verdict.Admit wait, long waited) {
+    private Result timedOut(PermitLease lease, Verdict.Admit wait, long waited) {
+        Kinds.Kind kind = lease.kind;
         long now = telemetry.now();
         controls.refused(now);
         if (wait.leavesEarly()) { // the controls kept back the time its work needs: it could no longer finish in time
             return refused(
                     RejectionReason.WOULD_TIME_OUT,
                     waited,
-                    rejections.wouldTimeOut(snapshot(wait.waitNanos()), 0, waited));
+                    rejections.wouldTimeOut(snapshot(wait.waitNanos(), kind), 0, waited));
         }
         if (wait.deadlineBinds()) {
             long overdue = Math.max(0, waited - wait.waitNanos()); // the wait began when the deadline left it that
             return refused(
                     RejectionReason.DEADLINE,
                     waited,
-                    rejections.deadlineExceeded(snapshot(wait.waitNanos()), Stage.PERMIT_WAIT, overdue, null));
+                    rejections.deadlineExceeded(snapshot(wait.waitNanos(), kind), Stage.PERMIT_WAIT, overdue, null));
         }
-        return refused(RejectionReason.QUEUE_TIMEOUT, waited, rejections.queueTimeout(snapshot(wait.waitNanos())));
+        return refused(
+                RejectionReason.QUEUE_TIMEOUT, waited, rejections.queueTimeout(snapshot(wait.waitNanos(), kind)));
     }
 
     private Result refused(RejectionReason reason, long waited, BulkheadRejectedException rejection) {
-        telemetry.rejected(
-                workload, reason, waited, rejection instanceof KindCappedException capped ? capped.kind() : null);
+        telemetry.rejected(workload, reason, waited, rejection.kind());
         return new Rejected(rejection);
     }
 
@@ -278,15 +282,16 @@ final class Admission implements PermitLease.Owner {
                 ? Long.MAX_VALUE
                 : Math.max(0, deadline.remainingNanos(lease.grantedAt() - lease.permitWaitNanos()));
         var exceeded = rejections.deadlineExceeded(
-                snapshot(remainingAtStart), passed.stage(), passed.overdueNanos(), passed.driverException());
+                snapshot(remainingAtStart, null), passed.stage(), passed.overdueNanos(), passed.driverException());
         for (Throwable suppressed : passed.getSuppressed()) {
             exceeded.addSuppressed(suppressed);
         }
         return exceeded;
     }
 
-    private Snapshot snapshot(long allowedWaitNanos) {
-        return Snapshot.of(workload.bulkheadName(), workload.name(), permits, allowedWaitNanos);
+    private Snapshot snapshot(long allowedWaitNanos, Kinds.@Nullable Kind kind) {
+        return Snapshot.of(
+                workload.bulkheadName(), workload.name(), permits, allowedWaitNanos, kind == null ? null : kind.name);
     }
 
     /**

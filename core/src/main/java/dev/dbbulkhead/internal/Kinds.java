@@ -13,21 +13,21 @@ import java.util.concurrent.atomic.LongAdder;
 /**
  * The kinds of operation of one workload, learned: each operation's kind is its call site (the class of its
  * {@code SqlWork}, one per lambda in the source) or the name its caller gave. For each kind the barrier measures
- * arrivals and holds; while the workload is contended (no execution permit free) it keeps a kind whose operations hold
- * their connection more than twice as long as the median operation from having more of its operations inside than its cap, so
- * that slow kinds cannot take the permits that fast ones would turn into many completions. Uncontended, it caps
- * nothing.
+ * arrivals and holds; while the workload is contended (no execution permit free, now or for a caller in the last
+ * window) it keeps a kind whose operations hold their connection more than twice as long as the median operation from
+ * having more of its operations inside than its cap, so that slow kinds cannot take the permits that fast ones would
+ * turn into many completions. Uncontended, it caps nothing and counts nothing.
  *
  * <p>The rule, every {@link #FOLD_TICKS} ticks of the barrier's clock: a kind's cost is the 10th percentile of its
  * recent holds (what its operations take when they wait behind no one; the mean grows with the waits other kinds
  * cause). With A the arrival rate of all kinds, H the cost of the median operation's kind (kinds in the order of their
- * costs, weighted by arrivals) and L the limit in force, a kind with arrival rate a and cost h &gt; 2H is capped at {@code max(1, floor(L × a/A × H/h))}: its
- * share of the arrivals, reduced by how much longer than the median operation its operations hold. A kind within twice
- * the median is never capped, and no kind is capped below one: every kind can always have one operation inside (its
- * floor), so none starves.
+ * costs, weighted by arrivals) and L the limit in force, a kind with arrival rate a and cost h &gt; 2H is capped at
+ * {@code max(1, floor(L × a/A × H/h))}: its share of the arrivals, reduced by how much longer than the median
+ * operation its operations hold. A kind within twice the median is never capped, and no kind is capped below one:
+ * every kind can always have one operation inside (its floor), so none starves.
  *
  * <p>Bounded: at most {@link #TRACKED} kinds are told apart; the rest share the kind {@value #OTHER}, and a kind idle
- * for a while gives its place up. Thread-safe: callers claim and leave; {@link #tick} runs on the barrier's clock.
+ * for a while gives its place up. Thread-safe: callers enter and leave; {@link #tick} runs on the barrier's clock.
  */
 final class Kinds {
     /** How many kinds one workload tells apart; beyond, they share {@link #other}. */
@@ -87,7 +87,7 @@ final class Kinds {
         private long completionsFolded;
         /** Arrivals per second, moving average; written by the clock. */
         private volatile double rate;
-        /** Mean hold, moving average; 0 before the first operation; written by the clock. */
+        /** The mean of its recent holds (the histogram's); 0 before the first; written by the clock. */
         private volatile double hold;
         /**
          * What one of its operations costs: a low quantile of its recent holds, which waits behind other kinds' work

@@ -26,8 +26,8 @@ public interface Rejections {
     /** Shed at once: the workload is overloaded and admits newcomers only for {@code targetNanos} of queue delay. */
     BulkheadRejectedException loadShed(Snapshot state, long expectedWaitNanos, long targetNanos);
 
-    /** Refused at once: no permit free, and the caller's kind of operation was at its {@code cap}. */
-    BulkheadRejectedException kindCapped(Snapshot state, String kind, int cap);
+    /** Refused at once: the workload contended, and the caller's kind ({@link Snapshot#kind()}) at its {@code cap}. */
+    BulkheadRejectedException kindCapped(Snapshot state, int cap);
 
     /** The deadline passed at {@code stage}, {@code overdueNanos} ago; {@code cause} is the driver's, or null. */
     BulkheadRejectedException deadlineExceeded(

@@ -1,5 +1,7 @@
 package dev.dbbulkhead.internal;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * A workload's state at the moment it refused an operation, read from its permits then (each field exact when read,
  * the whole not atomic): what every rejection's message and accessors show.
@@ -11,6 +13,7 @@ package dev.dbbulkhead.internal;
  * @param waiting operations queued for one
  * @param allowedWaitNanos how long this caller could wait for a permit: its queue wait, or what was left of its
  *     deadline ({@link Long#MAX_VALUE}: unbounded)
+ * @param kind the caller's kind of operation, for a workload that learns kinds; else null
  */
 public record Snapshot(
         String bulkhead,
@@ -20,9 +23,11 @@ public record Snapshot(
         int limit,
         int executing,
         int waiting,
-        long allowedWaitNanos) {
+        long allowedWaitNanos,
+        @Nullable String kind) {
 
-    static Snapshot of(String bulkhead, String workload, Permits permits, long allowedWaitNanos) {
+    static Snapshot of(
+            String bulkhead, String workload, Permits permits, long allowedWaitNanos, @Nullable String kind) {
         return new Snapshot(
                 bulkhead,
                 workload,
@@ -31,13 +36,14 @@ public record Snapshot(
                 permits.limit(),
                 permits.executing(),
                 permits.waiting(),
-                allowedWaitNanos);
+                allowedWaitNanos,
+                kind);
     }
 
-    /** The numbers, for a message: {@code (B=16, Q=32, limit=8, executing=8, waiting=3)}. */
+    /** The numbers, for a message: {@code (B=16, Q=32, limit=8, executing=8, waiting=3)}, then the kind if any. */
     public String describe() {
         return "(B=" + concurrent + ", Q=" + extraSlots + ", limit=" + limit + ", executing=" + executing + ", waiting="
-                + waiting + ")";
+                + waiting + (kind == null ? "" : ", kind=" + kind) + ")";
     }
 
     /** Nanoseconds as milliseconds with three decimals, the one unit of every message: {@code 50.000 ms}. */

@@ -47,7 +47,7 @@ public final class BulkheadMeterNames {
     public static final String KIND_HOLD_P99 = "db.bulkhead.kind.hold.p99";
     /** Gauge per kind: how many of its operations may be inside while the workload is contended; -1: no cap. */
     public static final String KIND_CAP = "db.bulkhead.kind.cap";
-    /** Gauge per kind: its operations inside now (queued or holding a connection). */
+    /** Gauge per kind: its operations counted inside now (admitted while the workload was contended). */
     public static final String KIND_INSIDE = "db.bulkhead.kind.inside";
     /** Gauge per kind: callers refused at its cap so far ({@code KindCappedException}). */
     public static final String KIND_CAPPED = "db.bulkhead.kind.capped";

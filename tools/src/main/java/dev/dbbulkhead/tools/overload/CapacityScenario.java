@@ -20,7 +20,9 @@ import javax.sql.DataSource;
  * <li>{@code s6-burst}: bursts of callers arriving at once (every two deadlines), each operation
  * {@code pg_sleep(holdMillis)}: what a queue bounded by a count cuts, and a deadline absorbs;</li>
  * <li>{@code s7-shifting}: three kinds on the K locks, 2 ms, 20 ms (20 % of arrivals) and 200 ms, the slowest kind's
- * share stepping 2 % → 20 % → 2 % by thirds of the run (the fastest has the rest).</li>
+ * share stepping 2 % → 20 % → 2 % by thirds of the run (the fastest has the rest);</li>
+ * <li>{@code s8-median-shift}: the same three kinds, the 200 ms one 2 % of arrivals, the 20 ms one 20 % → 60 % → 20 %:
+ * in the middle third the median operation is a 20 ms one, which moves the learned caps.</li>
  * </ul>
  */
 enum CapacityScenario {
@@ -30,7 +32,8 @@ enum CapacityScenario {
     S4_MIXED("s4-mixed"),
     S5_TWO("s5-two-workloads"),
     S6_BURST("s6-burst"),
-    S7_SHIFT("s7-shifting");
+    S7_SHIFT("s7-shifting"),
+    S8_MEDIAN("s8-median-shift");
 
     /** The kinds of operation of the mixed scenarios, at most. */
     static final int KINDS = 3;
@@ -48,7 +51,7 @@ enum CapacityScenario {
 
     /** Whether its operations are of several kinds. */
     boolean mixed() {
-        return this == S4_MIXED || this == S7_SHIFT;
+        return this == S4_MIXED || this == S7_SHIFT || this == S8_MEDIAN;
     }
 
     static boolean isOne(String label) {
@@ -57,6 +60,11 @@ enum CapacityScenario {
 
     static CapacityScenario byLabel(String label) {
         return Labels.of(values(), s -> s.label, label, "scenario");
+    }
+
+    /** Whether {@code fraction} (0..1) of the run is in its middle third. */
+    static boolean middle(double fraction) {
+        return fraction >= 1 / 3.0 && fraction < 2 / 3.0;
     }
 
     /** What one operation runs, and its capacity over time. */
@@ -68,7 +76,7 @@ enum CapacityScenario {
                 case S2_LOCKS, S5_TWO -> LockSlots.sql(locks, holdMillis);
                 case S3_STEP -> LockSlots.sql(capacityAt(fraction), holdMillis);
                 case S4_MIXED -> LockSlots.sql(locks, kind(fraction, u) == 0 ? 2 : 100);
-                case S7_SHIFT -> LockSlots.sql(locks, MIXED_HOLDS[kind(fraction, u)]);
+                case S7_SHIFT, S8_MEDIAN -> LockSlots.sql(locks, MIXED_HOLDS[kind(fraction, u)]);
                 case S6_BURST -> "SELECT pg_sleep(" + holdMillis / 1000.0 + ")";
             };
         }
@@ -94,8 +102,12 @@ enum CapacityScenario {
             return switch (scenario) {
                 case S4_MIXED -> new double[] {0.9, 0.1};
                 case S7_SHIFT -> {
-                    double slow = fraction >= 1 / 3.0 && fraction < 2 / 3.0 ? 0.2 : 0.02;
+                    double slow = middle(fraction) ? 0.2 : 0.02;
                     yield new double[] {0.8 - slow, 0.2, slow};
+                }
+                case S8_MEDIAN -> {
+                    double mid = middle(fraction) ? 0.6 : 0.2;
+                    yield new double[] {0.98 - mid, mid, 0.02};
                 }
                 default -> new double[] {1};
             };
@@ -105,7 +117,7 @@ enum CapacityScenario {
         int[] holds() {
             return switch (scenario) {
                 case S4_MIXED -> new int[] {2, 100};
-                case S7_SHIFT -> MIXED_HOLDS;
+                case S7_SHIFT, S8_MEDIAN -> MIXED_HOLDS;
                 default -> new int[] {holdMillis};
             };
         }
@@ -119,7 +131,7 @@ enum CapacityScenario {
         int capacityAt(double fraction) {
             return switch (scenario) {
                 case S1_CPU, S6_BURST -> 0;
-                case S2_LOCKS, S4_MIXED, S5_TWO, S7_SHIFT -> locks;
+                case S2_LOCKS, S4_MIXED, S5_TWO, S7_SHIFT, S8_MEDIAN -> locks;
                 case S3_STEP -> fraction < 1 / 3.0 || fraction >= 2 / 3.0 ? STEP_HIGH : STEP_LOW;
             };
         }

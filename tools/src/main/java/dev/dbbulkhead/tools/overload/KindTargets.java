@@ -70,7 +70,7 @@ final class KindTargets {
         if (without != null && load <= 2) {
             lines.add(at + ratio("learned kinds", learned, "recommended without", without, 0.99));
         }
-        if (scenario == CapacityScenario.S7_SHIFT) {
+        if (scenario == CapacityScenario.S7_SHIFT || scenario == CapacityScenario.S8_MEDIAN) {
             lines.add(at + phases(learned, byConfig, b));
         }
         return lines;

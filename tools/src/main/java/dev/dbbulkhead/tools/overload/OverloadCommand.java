@@ -134,12 +134,12 @@ public final class OverloadCommand implements Callable<Integer> {
             split = ",",
             paramLabel = "NAME",
             defaultValue = "burst,open-loop",
-            description =
-                    "Scenarios: burst, open-loop; and the capacity ones, for adaptive limits: s1-cpu (CPU-bound "
-                            + "work), s2-locks (K advisory locks), s3-step (K = 8, then 2, then 8), s4-mixed (90 %% 2 ms, 10 %% "
-                            + "100 ms on the K locks), s5-two-workloads (interactive 5 ms / 100 ms deadline beside batch 50 ms "
-                            + "/ 5 s), s6-burst (--burst-size callers at once, every two deadlines), s7-shifting (2 / 20 / 200 ms "
-                            + "on the K locks, the slowest kind 2 %%, then 20 %%, then 2 %% of arrivals) (default: ${DEFAULT-VALUE}).")
+            description = "Scenarios: burst, open-loop; and the capacity ones, for adaptive limits: s1-cpu (CPU-bound "
+                    + "work), s2-locks (K advisory locks), s3-step (K = 8, then 2, then 8), s4-mixed (90 %% 2 ms, 10 %% "
+                    + "100 ms on the K locks), s5-two-workloads (interactive 5 ms / 100 ms deadline beside batch 50 ms "
+                    + "/ 5 s), s6-burst (--burst-size callers at once, every two deadlines), s7-shifting (2 / 20 / 200 ms "
+                    + "on the K locks, the slowest kind 2 %%, then 20 %%, then 2 %% of arrivals), s8-median-shift (the same kinds, "
+                    + "the 20 ms one 20 %%, then 60 %%, then 20 %%) (default: ${DEFAULT-VALUE}).")
     List<String> scenarios;
 
     @Option(
