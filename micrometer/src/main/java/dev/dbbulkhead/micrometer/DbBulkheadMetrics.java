@@ -281,7 +281,13 @@ public final class DbBulkheadMetrics implements BulkheadListener {
                     "operations allowed inside while contended; -1: no cap",
                     "operations",
                     KindStats::cap);
-            add(registry, tags, KIND_INSIDE, "operations counted inside now (admitted while contended)", "operations", KindStats::inside);
+            add(
+                    registry,
+                    tags,
+                    KIND_INSIDE,
+                    "operations counted inside now (admitted while contended)",
+                    "operations",
+                    KindStats::inside);
             add(registry, tags, KIND_CAPPED, "callers refused at the kind's cap", "operations", KindStats::capped);
         }
 
