@@ -94,30 +94,6 @@ public record WorkloadConfig(
                 "needs adaptiveLimitMin (the adaptive limit it is the target of)");
     }
 
-    /** The settings of a version without kinds of operation: {@code kinds} false. */
-    public WorkloadConfig(
-            String name,
-            int concurrent,
-            int extraSlots,
-            QueuePolicy queue,
-            Priority priority,
-            boolean predictiveRejection,
-            double predictionAudit,
-            int adaptiveLimitMin,
-            Optional<Duration> adaptiveLatencyTarget) {
-        this(
-                name,
-                concurrent,
-                extraSlots,
-                queue,
-                priority,
-                predictiveRejection,
-                predictionAudit,
-                adaptiveLimitMin,
-                adaptiveLatencyTarget,
-                false);
-    }
-
     /** A builder for the workload called {@code name}. */
     public static Builder builder(String name) {
         return new Builder(name);

@@ -7,6 +7,7 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.LongAdder;
 
@@ -361,7 +362,7 @@ final class Kinds {
         private static final int BUCKETS = 4 * 64;
         private final AtomicLongArray counts = new AtomicLongArray(BUCKETS);
         /** Holds recorded, ever (as the buckets, an estimate). */
-        private final AtomicLongArray recorded = new AtomicLongArray(1);
+        private final AtomicLong recorded = new AtomicLong();
 
         static int bucket(long nanos) {
             if (nanos < 4) {
@@ -383,11 +384,11 @@ final class Kinds {
         void record(long nanos) {
             int b = bucket(nanos);
             counts.setOpaque(b, counts.getOpaque(b) + 1);
-            recorded.setOpaque(0, recorded.getOpaque(0) + 1);
+            recorded.setOpaque(recorded.getOpaque() + 1);
         }
 
         long completions() {
-            return recorded.getOpaque(0);
+            return recorded.getOpaque();
         }
 
         void decay() {

@@ -85,7 +85,7 @@ final class Steering implements Controls {
         return switch (kinds.enter(kind)) {
             case FREE -> admitted;
             case COUNTED -> admitted.counted();
-            case CAPPED -> new Verdict.Capped(kind, kind.cap(), admitted.waitNanos());
+            case CAPPED -> new Verdict.Capped(kind.cap(), admitted.waitNanos());
         };
     }
 

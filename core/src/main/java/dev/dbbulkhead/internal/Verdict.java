@@ -40,7 +40,7 @@ sealed interface Verdict {
     record WouldTimeOut(long expectedNanos, long allowedNanos) implements Verdict {}
 
     /** Refused: no permit free, and the caller's kind had {@code cap} operations inside already. */
-    record Capped(Kinds.Kind kind, int cap, long allowedNanos) implements Verdict {}
+    record Capped(int cap, long allowedNanos) implements Verdict {}
 
     /** Refused: the workload is overloaded and sheds whoever is expected to wait more than {@code targetNanos}. */
     record Shed(long expectedNanos, long targetNanos, long allowedNanos) implements Verdict {}

@@ -250,6 +250,23 @@ public final class DbBulkheadMetrics implements BulkheadListener {
         private final List<ToDoubleFunction<KindStats>> values = new ArrayList<>();
         private final AtomicLong next = new AtomicLong(System.nanoTime());
         private volatile List<String> listed = List.of();
+        /** The workload's kinds as last read, and when: a scrape reads every row of every gauge from one reading. */
+        private volatile @Nullable Reading reading;
+
+        /** The kinds change with the workload's clock, every 100 ms: read no more often than that. */
+        private static final long READ_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+
+        private record Reading(long at, List<KindStats> kinds) {}
+
+        private List<KindStats> kinds(Workload w) {
+            long now = System.nanoTime();
+            Reading last = reading;
+            if (last == null || now - last.at() >= READ_NANOS) {
+                last = new Reading(now, w.kinds());
+                reading = last;
+            }
+            return last.kinds();
+        }
 
         KindGauges(MeterRegistry registry, Tags tags) {
             add(
@@ -309,7 +326,7 @@ public final class DbBulkheadMetrics implements BulkheadListener {
             if (now - due < 0 || !next.compareAndSet(due, now + REFRESH_NANOS)) {
                 return;
             }
-            List<String> names = w.kinds().stream().map(KindStats::name).toList();
+            List<String> names = kinds(w).stream().map(KindStats::name).toList();
             if (names.equals(listed)) {
                 return;
             }
@@ -326,8 +343,9 @@ public final class DbBulkheadMetrics implements BulkheadListener {
             }
         }
 
-        private static double read(Workload w, String kind, ToDoubleFunction<KindStats> value) {
-            for (KindStats k : w.kinds()) {
+        /** What one kind's row shows: the value of the kinds read at most {@link #READ_NANOS} ago. */
+        private double read(Workload w, String kind, ToDoubleFunction<KindStats> value) {
+            for (KindStats k : kinds(w)) {
                 if (k.name().equals(kind)) {
                     return value.applyAsDouble(k);
                 }
