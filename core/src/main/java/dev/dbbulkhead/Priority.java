@@ -14,9 +14,13 @@ public enum Priority {
     REGULAR,
     /**
      * Background work (batch jobs, reports, backfills): it gets what the regular workloads leave of the shared limit,
-     * at least one permit so that it never starves, and only while the regular workloads show no congestion (no caller
-     * waiting for a permit, their operations not slower than they were lately); under congestion its allowance halves
-     * every window, and grows by one per window once the congestion is gone.
+     * at least one permit so that it never starves, as long as every regular workload meets its latency objective
+     * ({@link WorkloadConfig.Builder#latencyObjective}, set or learned). An elastic operation cannot be pre-empted, so
+     * its allowance follows what regular callers saw over a window: it halves when an objective is missed (to the
+     * floor when one operation in ten missed), grows by one per window while all are met, and never takes the
+     * headroom kept for the regular workloads' peak demand; with no regular work it is all the room at once. Cut
+     * batch jobs into chunks ({@link BatchJob}) so that the room comes back between two of them. Why it is what it
+     * is now: {@link Workload#sharing()}.
      */
     ELASTIC
 }

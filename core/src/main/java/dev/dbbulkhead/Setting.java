@@ -37,7 +37,9 @@ public enum Setting {
     /** The adaptive limit's minimum (0: a fixed limit). */
     ADAPTIVE_LIMIT_MIN("adaptiveLimitMin", true),
     /** The adaptive limit's latency target. */
-    ADAPTIVE_LATENCY_TARGET("adaptiveLatencyTarget", true);
+    ADAPTIVE_LATENCY_TARGET("adaptiveLatencyTarget", true),
+    /** A regular workload's latency objective under priorities. */
+    LATENCY_OBJECTIVE("latencyObjective", true);
 
     private final String builderName;
     private final boolean perWorkload;

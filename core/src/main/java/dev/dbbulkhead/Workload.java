@@ -3,6 +3,7 @@ package dev.dbbulkhead;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -71,6 +72,15 @@ public interface Workload {
      */
     default List<KindStats> kinds() {
         return List.of();
+    }
+
+    /**
+     * Where the workload stands under its barrier's priorities, and why ({@link Sharing}): its cap, an elastic
+     * workload's allowance, a regular workload's latency objective and recent p99; empty when the barrier has no
+     * elastic workload. For observation only.
+     */
+    default Optional<Sharing> sharing() {
+        return Optional.empty();
     }
 
     /** The workload's settings. */

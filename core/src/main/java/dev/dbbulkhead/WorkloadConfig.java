@@ -28,7 +28,8 @@ public record WorkloadConfig(
         double predictionAudit,
         int adaptiveLimitMin,
         Optional<Duration> adaptiveLatencyTarget,
-        boolean kinds) {
+        boolean kinds,
+        Optional<Duration> latencyObjective) {
 
     /**
      * Every setting, checked together; prefer {@link #builder(String)}, which reads better and has the defaults.
@@ -47,6 +48,8 @@ public record WorkloadConfig(
      *     half of what the callers' deadlines allow
      * @param kinds whether the workload learns its kinds of operation and caps the slow ones while contended ({@link
      *     Builder#kinds})
+     * @param latencyObjective a regular workload's latency objective under priorities ({@link
+     *     Builder#latencyObjective}); empty: learned
      * @throws InvalidSettingException naming the workload, the {@link Setting} and the value, for the first setting
      *     refused
      */
@@ -92,6 +95,18 @@ public record WorkloadConfig(
                 Setting.ADAPTIVE_LATENCY_TARGET,
                 target,
                 "needs adaptiveLimitMin (the adaptive limit it is the target of)");
+        check.that(
+                latencyObjective != null,
+                Setting.LATENCY_OBJECTIVE,
+                latencyObjective,
+                "must not be null (empty: learned)");
+        Duration objective = latencyObjective.orElse(null);
+        check.that(objective == null || objective.isPositive(), Setting.LATENCY_OBJECTIVE, objective, "must be > 0");
+        check.that(
+                objective == null || priority == Priority.REGULAR,
+                Setting.LATENCY_OBJECTIVE,
+                objective,
+                "is a regular workload's: an elastic workload yields to the regular workloads' objectives");
     }
 
     /** A builder for the workload called {@code name}. */
@@ -132,6 +147,7 @@ public record WorkloadConfig(
         b.adaptiveLimitMin = adaptiveLimitMin;
         b.adaptiveLatencyTarget = adaptiveLatencyTarget.orElse(null);
         b.kinds = kinds;
+        b.latencyObjective = latencyObjective.orElse(null);
         return b;
     }
 
@@ -172,6 +188,7 @@ public record WorkloadConfig(
         private int adaptiveLimitMin;
         private @Nullable Duration adaptiveLatencyTarget;
         private boolean kinds;
+        private @Nullable Duration latencyObjective;
 
         private Builder(String name) {
             this.name = new Check(name).workload();
@@ -197,8 +214,8 @@ public record WorkloadConfig(
 
         /**
          * How the workload shares the database with the barrier's others: {@link Priority#REGULAR} (the default) or
-         * {@link Priority#ELASTIC} (background work that gets what the regular workloads leave, while they show no
-         * congestion, at least one permit).
+         * {@link Priority#ELASTIC} (background work that gets what the regular workloads leave, as long as they meet
+         * their latency objectives ({@link #latencyObjective}), at least one permit).
          */
         public Builder priority(Priority priority) {
             this.priority = priority;
@@ -267,6 +284,18 @@ public record WorkloadConfig(
             return this;
         }
 
+        /**
+         * A regular workload's latency objective, when the barrier has elastic workloads ({@link Priority#ELASTIC}):
+         * the 99th percentile of its operations' latency (the wait for a permit plus the hold; a caller refused
+         * counts as over it) that elastic work must leave it. Elastic allowances grow while every regular workload
+         * meets its objective and shrink when one misses it ({@link Sharing}). Default: learned, 1.5 × the p99 its
+         * operations had while elastic work ran at its floor of one permit, measured again every minute.
+         */
+        public Builder latencyObjective(Duration objective) {
+            this.latencyObjective = objective;
+            return this;
+        }
+
         /** The settings, checked together. */
         public WorkloadConfig build() {
             return new WorkloadConfig(
@@ -279,7 +308,8 @@ public record WorkloadConfig(
                     predictionAudit,
                     adaptiveLimitMin,
                     Optional.ofNullable(adaptiveLatencyTarget),
-                    kinds);
+                    kinds,
+                    Optional.ofNullable(latencyObjective));
         }
     }
 }

@@ -136,4 +136,36 @@ class ArgumentsContractTest {
         assertThat(pool.workload()).isEmpty();
         assertThat(pool.value()).isEqualTo(4);
     }
+
+    @Test
+    void aLatencyObjectiveMustBePositiveAndARegularWorkloads() {
+        var zero = org.assertj.core.api.Assertions.catchThrowableOfType(
+                InvalidSettingException.class,
+                () -> WorkloadConfig.builder("interactive")
+                        .concurrent(4)
+                        .latencyObjective(Duration.ZERO)
+                        .build());
+        assertThat(zero.setting()).isEqualTo(Setting.LATENCY_OBJECTIVE);
+        assertThat(zero).hasMessage("workload 'interactive': latencyObjective must be > 0, was PT0S");
+        var elastic = org.assertj.core.api.Assertions.catchThrowableOfType(
+                InvalidSettingException.class,
+                () -> WorkloadConfig.builder("batch")
+                        .concurrent(4)
+                        .priority(Priority.ELASTIC)
+                        .latencyObjective(Duration.ofMillis(20))
+                        .build());
+        assertThat(elastic.setting()).isEqualTo(Setting.LATENCY_OBJECTIVE);
+        assertThat(elastic)
+                .hasMessage("workload 'batch': latencyObjective is a regular workload's: an elastic workload yields to "
+                        + "the regular workloads' objectives, was PT0.02S");
+        assertThat(
+                        WorkloadConfig.builder("interactive")
+                                .concurrent(4)
+                                .latencyObjective(Duration.ofMillis(20))
+                                .build()
+                                .toBuilder()
+                                .build()
+                                .latencyObjective())
+                .contains(Duration.ofMillis(20));
+    }
 }

@@ -69,39 +69,155 @@ class PrioritiesTest {
                 .isGreaterThanOrEqualTo(4);
     }
 
+    /** Interactive (B 4, its objective set) beside batch (B 4, elastic), pool 6. */
+    private static DbBulkhead barrier(Duration objective) {
+        return POOL.track(DbBulkhead.builder(POOL.get())
+                .workload(WorkloadConfig.builder("interactive")
+                        .concurrent(4)
+                        .extraSlots(64)
+                        .latencyObjective(objective)
+                        .build())
+                .workload(WorkloadConfig.builder("batch")
+                        .concurrent(4)
+                        .extraSlots(64)
+                        .priority(Priority.ELASTIC)
+                        .build())
+                .build());
+    }
+
+    private static Callers sleepers(Workload workload, int callers, String seconds, LongAdder done) {
+        return new Callers(Thread.ofVirtual().factory(), callers, () -> {
+            workload.transaction(Duration.ofSeconds(5), c -> Db.count(c, "SELECT 1 FROM pg_sleep(" + seconds + ")"));
+            done.increment();
+        });
+    }
+
     @Test
-    void elasticWorkGrowsIntoWhatRegularWorkLeavesAndYieldsWhenRegularCallersWait() throws Exception {
-        var db = barrier();
+    void theElasticAllowanceGrowsWhileTheRegularObjectiveIsMetUpToTheHeadroom() throws Exception {
+        var db = barrier(Duration.ofSeconds(2)); // met by 1 ms operations, whatever the machine's load
         Workload interactive = db.workload("interactive");
         Workload batch = db.workload("batch");
         assertThat(batch.limit()).as("elastic starts at its floor").isEqualTo(1);
         var batchDone = new LongAdder();
-        ThreadFactory threads = Thread.ofVirtual().factory();
-        try (var batchCallers = new Callers(threads, 8, () -> {
-            batch.transaction(Duration.ofSeconds(1), c -> Db.count(c, "SELECT 1 FROM pg_sleep(0.01)"));
-            batchDone.increment();
-        })) {
-            await().atMost(Duration.ofSeconds(10))
+        var interactiveDone = new LongAdder();
+        try (var batchCallers = sleepers(batch, 8, "0.01", batchDone)) {
+            await().atMost(Duration.ofSeconds(20))
                     .untilAsserted(() -> assertThat(batch.limit())
-                            .as("alone, it grows by one per window into the room regular work leaves")
-                            .isGreaterThanOrEqualTo(4));
-            try (var interactiveCallers = new Callers(
-                    threads,
-                    16,
-                    () -> interactive.transaction(
-                            Duration.ofSeconds(1), c -> Db.count(c, "SELECT 1 FROM pg_sleep(0.01)")))) {
-                await().atMost(Duration.ofSeconds(10))
-                        .untilAsserted(() -> assertThat(batch.limit())
-                                .as("regular callers wait: the elastic allowance halves to its floor")
-                                .isEqualTo(1));
-                await().atMost(Duration.ofSeconds(10))
-                        .untilAsserted(() -> assertThat(interactive.limit())
-                                .as("regular work gets its whole B back")
-                                .isEqualTo(4));
-                long before = batchDone.sum();
-                await().atMost(Duration.ofSeconds(10)).until(() -> batchDone.sum() >= before + 20);
+                            .as("no regular work: all the room at once, its B")
+                            .isEqualTo(4));
+            assertThat(batch.sharing().orElseThrow().state()).isEqualTo(Sharing.State.IDLE);
+            try (var interactiveCallers = sleepers(interactive, 2, "0.001", interactiveDone)) {
+                await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+                    var sharing = batch.sharing().orElseThrow();
+                    assertThat(sharing.state())
+                            .as("regular work meets its objective; one more would leave less than its headroom")
+                            .isIn(Sharing.State.NO_ROOM, Sharing.State.OBJECTIVE_MET);
+                    assertThat(sharing.headroom())
+                            .as("two regular callers' peak, and one")
+                            .isBetween(2, 3);
+                    assertThat(batch.limit())
+                            .as("the shared limit less the headroom")
+                            .isEqualTo(6 - sharing.headroom());
+                });
+                var regular = interactive.sharing().orElseThrow();
+                assertThat(regular.objective()).isEqualTo(Duration.ofSeconds(2));
+                assertThat(regular.objectiveLearned()).isFalse();
+                assertThat(regular.state()).isEqualTo(Sharing.State.OBJECTIVE_MET);
+                long before = interactiveDone.sum();
+                await().atMost(Duration.ofSeconds(10)).until(() -> interactiveDone.sum() >= before + 50);
             }
         }
+    }
+
+    @Test
+    void theElasticAllowanceFallsToItsFloorWhenTheObjectiveIsMissedAndBatchStillProgresses() throws Exception {
+        var db = barrier(Duration.ofMillis(5)); // every 10 ms operation misses it
+        Workload interactive = db.workload("interactive");
+        Workload batch = db.workload("batch");
+        var batchDone = new LongAdder();
+        var interactiveDone = new LongAdder();
+        try (var batchCallers = sleepers(batch, 8, "0.01", batchDone)) {
+            await().atMost(Duration.ofSeconds(20)).until(() -> batch.limit() == 4);
+            try (var interactiveCallers = sleepers(interactive, 16, "0.01", interactiveDone)) {
+                await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
+                    assertThat(batch.sharing().orElseThrow().state()).isEqualTo(Sharing.State.OBJECTIVE_MISSED);
+                    assertThat(batch.limit())
+                            .as("more than one in ten missed: the floor")
+                            .isEqualTo(1);
+                    assertThat(interactive.limit())
+                            .as("regular work gets its whole B")
+                            .isEqualTo(4);
+                });
+                assertThat(interactive.sharing().orElseThrow().state()).isEqualTo(Sharing.State.OBJECTIVE_MISSED);
+                assertThat(interactive.sharing().orElseThrow().recentP99()).isGreaterThan(Duration.ofMillis(5));
+                long before = batchDone.sum();
+                await("the floor: batch keeps one permit and progresses")
+                        .atMost(Duration.ofSeconds(20))
+                        .until(() -> batchDone.sum() >= before + 20);
+                assertThat(batch.limit()).isEqualTo(1);
+            }
+            await().atMost(Duration.ofSeconds(20))
+                    .untilAsserted(() -> assertThat(batch.limit())
+                            .as("regular work gone: all the room again")
+                            .isEqualTo(4));
+        }
+    }
+
+    @ParameterizedTest(name = "third workload elastic: {0}")
+    @ValueSource(booleans = {true, false})
+    void aThirdWorkloadChangesNoInvariant(boolean elastic) throws Exception {
+        var db = POOL.track(DbBulkhead.builder(POOL.get())
+                .workload(WorkloadConfig.builder("interactive")
+                        .concurrent(3)
+                        .extraSlots(64)
+                        .latencyObjective(Duration.ofMillis(5))
+                        .build())
+                .workload(WorkloadConfig.builder("batch")
+                        .concurrent(4)
+                        .extraSlots(64)
+                        .priority(Priority.ELASTIC)
+                        .build())
+                .workload(WorkloadConfig.builder("third")
+                        .concurrent(elastic ? 4 : 2)
+                        .extraSlots(64)
+                        .priority(elastic ? Priority.ELASTIC : Priority.REGULAR)
+                        .build())
+                .build());
+        var inWork = new AtomicInteger();
+        var most = new AtomicInteger();
+        var done = new LongAdder[] {new LongAdder(), new LongAdder(), new LongAdder()};
+        String[] names = {"interactive", "batch", "third"};
+        var callers = new java.util.ArrayList<Callers>();
+        try {
+            for (int w = 0; w < 3; w++) {
+                Workload workload = db.workload(names[w]);
+                LongAdder counter = done[w];
+                callers.add(new Callers(Thread.ofVirtual().factory(), 10, () -> {
+                    workload.transaction(Duration.ofSeconds(5), c -> {
+                        most.accumulateAndGet(inWork.incrementAndGet(), Math::max);
+                        try {
+                            return Db.count(c, "SELECT 1 FROM pg_sleep(0.005)");
+                        } finally {
+                            inWork.decrementAndGet();
+                        }
+                    });
+                    counter.increment();
+                }));
+            }
+            await("every workload progresses: none starved, each at least its floor")
+                    .atMost(Duration.ofSeconds(30))
+                    .until(() -> done[0].sum() >= 300 && done[1].sum() >= 30 && done[2].sum() >= 30);
+            for (String name : names) {
+                assertThat(db.workload(name).limit()).as(name + "'s limit").isGreaterThanOrEqualTo(1);
+            }
+        } finally {
+            for (Callers c : callers) {
+                c.close();
+            }
+        }
+        assertThat(most.get())
+                .as("transactions in work at once, of the three workloads")
+                .isLessThanOrEqualTo(6);
     }
 
     @Test

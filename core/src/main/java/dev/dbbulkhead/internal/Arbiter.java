@@ -1,5 +1,8 @@
 package dev.dbbulkhead.internal;
 
+import dev.dbbulkhead.Priority;
+import dev.dbbulkhead.Sharing;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.atomic.LongAdder;
 
@@ -15,58 +18,136 @@ import java.util.concurrent.atomic.LongAdder;
  *
  * <p><b>Regular first.</b> A regular workload's demand is what it holds, what waits, and room to grow (a quarter of its
  * B, at least one): elastic workloads get what the regular demands leave, and a regular workload's limit grows up to its
- * B into whatever room remains. An elastic workload always keeps a floor of one permit.
+ * B into whatever room remains. An elastic workload always keeps a floor of one permit, and is given no more than its
+ * own demand (the same measure) even when its allowance is larger: an idle elastic workload holds no room.
  *
- * <p><b>Elastic only while there is room.</b> Every {@value #WINDOW_MILLIS} ms: the regular workloads are congested when
- * a caller waited for a permit in the window, or when their mean hold was more than {@value #SLOWER} times the lowest
- * window mean of the last {@value #LOW_SECONDS} s (the database makes them wait for what elastic work holds). Then each
- * elastic allowance halves (to its floor at the least); otherwise an elastic workload that used its whole limit gets
- * one more.
+ * <p><b>Elastic as far as the regular objectives allow.</b> An elastic operation cannot be pre-empted: once admitted
+ * it holds its connection (and whatever it locks) for a whole elastic hold. So the allowance follows what regular
+ * callers see, not what they do this instant. Each regular workload has a latency objective, the p99 of its
+ * operations' permit wait plus hold (set, or learned as {@value #LEARNED_MARGIN} × its p99 while elastic work ran at
+ * its floor). A window lasts at least {@value #WINDOW_MILLIS} ms and until the regular workloads completed
+ * {@value #MIN_OPS} operations (at most {@value #LONGEST_WINDOW_MILLIS} ms, or {@value #WINDOW_MILLIS} ms once regular work
+ * has gone quiet). At its end:
+ * <ul>
+ *   <li>no regular operation: the elastic allowance is all the room the headroom leaves, at once;</li>
+ *   <li>an objective missed (more than 1 % of a workload's operations over it): the allowance halves, down to the
+ *       floor when more than one in ten missed, and the level that missed is not tried again for 2, 4, … 64
+ *       windows;</li>
+ *   <li>every objective met with room to spare (each p99 at most the objective over {@value #LEARNED_MARGIN}: for a
+ *       learned objective, no worse than at the floor): an elastic workload that used all its allowance gets one
+ *       more; met without that margin, it stays.</li>
+ * </ul>
+ * The headroom is the regular workloads' peak demand (what they hold and what waits) over the last
+ * {@value #PEAK_MILLIS} ms, or over one elastic hold if longer, plus one: what they may need while an elastic
+ * operation admitted now still holds its permit. The allowance never takes it.
  *
- * <p>Thread-safe: holds are added by releasing callers; the ticks run on the barrier's clock, one at a time.
+ * <p>Thread-safe: latencies and holds are added by releasing callers; the ticks run on the barrier's clock, one at a
+ * time; what {@link Member#sharing} reads is written by the ticks only.
  */
 final class Arbiter {
-    static final long WINDOW_MILLIS = 50;
-    /** Regular holds this many times their recent low: the database is congested by what elastic work holds. */
-    static final double SLOWER = 1.25;
-    /** The recent low of a regular workload's window mean hold is taken over this long. */
-    static final long LOW_SECONDS = 30;
-    /** A window's mean hold counts for the congestion test with at least this many holds. */
-    static final int MIN_HOLDS = 8;
+    static final long WINDOW_MILLIS = 200;
+    static final long LONGEST_WINDOW_MILLIS = 1_000;
+    /** Regular operations a window waits for, to judge a p99. */
+    static final int MIN_OPS = 100;
+    /** A learned objective: this many times the p99 at the elastic floor. */
+    static final double LEARNED_MARGIN = 1.5;
+    /** A learned objective is measured again after this long. */
+    static final long RELEARN_SECONDS = 60;
+    /** The most windows a level that missed waits before it is tried again. */
+    static final int MAX_BACKOFF = 64;
+    /** Regular operations over their objective that end a window in which an elastic allowance grew. */
+    static final int PROBE_MISSES = 1;
+    /** The regular peak demand is taken over at least this long. */
+    static final long PEAK_MILLIS = 1_000;
 
     private static final long WINDOW_NANOS = WINDOW_MILLIS * 1_000_000;
-    private static final int LOWS = (int) (LOW_SECONDS * 1000 / WINDOW_MILLIS);
+    private static final long LONGEST_WINDOW_NANOS = LONGEST_WINDOW_MILLIS * 1_000_000;
+    private static final long RELEARN_NANOS = RELEARN_SECONDS * 1_000_000_000;
+    /** Regular work gone quiet this many ticks ends a window short of its operations: the room comes back sooner. */
+    private static final int QUIET_TICKS = (int) (WINDOW_MILLIS / BarrierClock.TICK_MILLIS);
+    /** Ticks of regular demand kept: 10 s. */
+    private static final int PEAKS = 1_000;
 
     /** One workload under the arbiter. */
     static final class Member {
         final Permits permits;
         final boolean elastic;
-        /** Holds of the current window, added by releasing callers (regular workloads). */
-        final LongAdder holdSum = new LongAdder();
+        /** Regular: the objective set, 0 to learn it. */
+        private final long objectiveSet;
+        /** Regular: operations ended (and callers refused) in the current window, and those over the objective. */
+        private final LongAdder ops = new LongAdder();
 
-        final LongAdder holds = new LongAdder();
+        private final LongAdder over = new LongAdder();
+        /** Regular: latencies of the current window. */
+        private final Kinds.Holds latencies = new Kinds.Holds();
+        /** Elastic: holds of the current window. */
+        private final LongAdder holdSum = new LongAdder();
+
+        private final LongAdder holds = new LongAdder();
         /** The limit the arbiter allows; B until it says otherwise. Read by the workload's controls. */
         volatile int cap;
-        /** Elastic: what congestion allows (AIMD); regular: unused. */
-        int allowance;
+        /** Elastic: what the regular objectives allow; regular: B. Written by the clock. */
+        volatile int allowance;
+        /** Regular: the objective in force, 0 while learning. */
+        volatile long objective;
 
-        boolean waited;
-        boolean binding;
-        /** Regular: window mean holds of the last {@value #LOW_SECONDS} s, a ring. */
-        final long[] means = new long[LOWS];
+        volatile long recentP99;
+        volatile Sharing.State state = Sharing.State.LEARNING;
+        volatile int headroom;
+        /** Regular: the p99 at the elastic floor the learned objective comes from, and when it was measured. */
+        private long low;
 
-        int next;
+        private long lowAt;
+        /** Elastic: whether it used its whole limit at a tick of the window, and the most it had executing. */
+        private boolean binding;
 
-        Member(Permits permits, boolean elastic) {
+        private int peak;
+        /** Elastic: the mean hold, over the windows (0 before the first). */
+        private long holdNanos;
+        /** Elastic: the level that last missed, the windows it waits before that level again, and until which. */
+        private int failed = Integer.MAX_VALUE;
+
+        private int backoff = 1;
+        /** Elastic: windows met one below the level that missed, since. */
+        private int waited;
+
+        Member(Permits permits, boolean elastic, Duration objective) {
             this.permits = permits;
             this.elastic = elastic;
             this.cap = permits.concurrent();
             this.allowance = elastic ? 1 : permits.concurrent();
+            this.objectiveSet = objective.isZero() ? 0 : Nanos.of(objective);
+            this.objective = objectiveSet;
+            if (elastic) {
+                state = Sharing.State.LEARNING;
+            }
         }
 
-        void held(long nanos) {
-            holdSum.add(nanos);
-            holds.increment();
+        Member(Permits permits, boolean elastic) {
+            this(permits, elastic, Duration.ZERO);
+        }
+
+        /** An operation ended after {@code callNanos} from its call (permit wait plus hold), holding {@code held}. */
+        void released(long heldNanos, long callNanos) {
+            if (elastic) {
+                holdSum.add(heldNanos);
+                holds.increment();
+                return;
+            }
+            latencies.record(callNanos);
+            long o = objective;
+            if (o > 0 && callNanos > o) {
+                over.increment();
+            }
+            ops.increment();
+        }
+
+        /** A caller left without a permit: over any objective. */
+        void refused() {
+            if (!elastic) {
+                over.increment();
+                ops.increment();
+            }
         }
 
         /**
@@ -77,6 +158,7 @@ final class Arbiter {
             return Math.max(cap, permits.limit() + permits.owed());
         }
 
+        /** What it holds, what waits, and room to grow (a quarter of its B, at least one); at most B. */
         int demand() {
             int b = permits.concurrent();
             return Math.min(b, permits.executing() + permits.waiting() + Math.max(1, b / 4));
@@ -87,13 +169,36 @@ final class Arbiter {
                 cap = to;
             }
         }
+
+        Sharing sharing() {
+            long o = objective;
+            long p99 = recentP99;
+            return new Sharing(
+                    elastic ? Priority.ELASTIC : Priority.REGULAR,
+                    cap,
+                    allowance,
+                    state,
+                    elastic || o == 0 ? null : Duration.ofNanos(o),
+                    !elastic && objectiveSet == 0,
+                    elastic || p99 == 0 ? null : Duration.ofNanos(p99),
+                    elastic ? headroom : 0);
+        }
     }
 
     private final int shared;
     private final List<Member> regular;
     private final List<Member> elastic;
+    /** Σ regular (executing + waiting) at each of the last {@value #PEAKS} ticks, a ring. */
+    private final int[] demands = new int[PEAKS];
+
+    private int tickCount;
     private long windowStart;
-    private volatile boolean congested;
+    /** Ticks in a row with no regular operation in flight and none ended, and the operations counted at the last. */
+    private int quietTicks;
+
+    private long lastOps;
+    /** Whether an elastic allowance grew at the last window's end: this window tries it. */
+    private boolean probing;
 
     Arbiter(int shared, List<Member> members, long now) {
         this.shared = shared;
@@ -101,54 +206,168 @@ final class Arbiter {
         this.elastic = members.stream().filter(m -> m.elastic).toList();
         this.windowStart = now;
         for (Member e : elastic) {
-            e.cap(1); // elastic work starts at its floor and grows while there is room
+            e.cap(1); // elastic work starts at its floor and grows as the regular objectives allow
         }
     }
 
     /** One tick: what the tick sees, then at a window's end the elastic allowances, then every cap. */
     void tick(long now) {
+        int demand = 0;
+        long ops = 0;
+        long over = 0;
         for (Member m : regular) {
-            m.waited |= m.permits.waiting() > 0;
+            demand += m.permits.executing() + m.permits.waiting();
+            ops += m.ops.sum();
+            over += m.over.sum();
         }
+        demands[tickCount++ % PEAKS] = demand;
+        quietTicks = demand == 0 && ops == lastOps ? quietTicks + 1 : 0; // nothing regular in flight, none ended
+        lastOps = ops;
         for (Member e : elastic) {
             e.binding |= e.permits.available() == 0;
+            e.peak = Math.max(e.peak, e.permits.executing());
         }
-        if (now - windowStart >= WINDOW_NANOS) {
+        long elapsed = now - windowStart;
+        boolean ends = elapsed >= WINDOW_NANOS
+                && (ops >= MIN_OPS || ops == 0 || elapsed >= LONGEST_WINDOW_NANOS || quietTicks >= QUIET_TICKS);
+        // A window where many miss ends at once, and so does a try at one more permit that some miss: the try
+        // costs the regular workloads the tail of as few of their operations as it takes to see it fail.
+        if (ends || (over >= 10 && over * 10 > ops) || (probing && over > PROBE_MISSES)) {
             windowStart = now;
-            congested = judgeCongestion();
-            for (Member e : elastic) {
-                e.allowance = congested
-                        ? Math.max(1, e.allowance / 2)
-                        : e.binding ? Math.min(e.permits.concurrent(), e.allowance + 1) : e.allowance;
-                e.binding = false;
-            }
+            endWindow(now);
         }
         shareOut();
     }
 
-    /** Whether a regular caller waited, or regular holds grew well above their recent low, in the window ended. */
-    private boolean judgeCongestion() {
-        boolean any = false;
-        for (Member m : regular) {
-            any |= m.waited;
-            m.waited = false;
-            long n = m.holds.sumThenReset();
-            long sum = m.holdSum.sumThenReset();
-            if (n < MIN_HOLDS) {
+    /** How each regular workload did, then each elastic allowance. */
+    private void endWindow(long now) {
+        boolean floor = true;
+        for (Member e : elastic) {
+            floor &= e.peak <= 1;
+        }
+        boolean active = false;
+        boolean learning = false;
+        boolean missed = false;
+        boolean severe = false;
+        boolean slack = true;
+        for (Member r : regular) {
+            long n = r.ops.sumThenReset();
+            long o = r.over.sumThenReset();
+            if (n == 0) {
+                r.state = Sharing.State.IDLE;
                 continue;
             }
-            long mean = sum / n;
-            long low = Long.MAX_VALUE;
-            for (long x : m.means) {
-                if (x > 0) {
-                    low = Math.min(low, x);
+            active = true;
+            long p99 = r.latencies.quantile(0.99);
+            if (p99 > 0) {
+                r.recentP99 = p99;
+            }
+            if (n >= MIN_OPS) {
+                learn(r, floor, now);
+            }
+            r.latencies.clear();
+            if (r.objective == 0) {
+                r.state = Sharing.State.LEARNING;
+                learning = true;
+                continue;
+            }
+            boolean miss = o > n / 100;
+            r.state = miss ? Sharing.State.OBJECTIVE_MISSED : Sharing.State.OBJECTIVE_MET;
+            missed |= miss;
+            severe |= o * 10 > n;
+            slack &= p99 <= Math.ceil(r.objective / LEARNED_MARGIN);
+        }
+        int headroom = headroom();
+        probing = false;
+        for (Member e : elastic) {
+            allow(e, active, learning, missed, severe, slack, headroom);
+        }
+    }
+
+    /** A learned objective: from a window at the elastic floor, the lowest p99 of the last minute. */
+    private static void learn(Member r, boolean floor, long now) {
+        if (r.objectiveSet != 0) {
+            return;
+        }
+        boolean stale = r.lowAt == 0 || now - r.lowAt > RELEARN_NANOS;
+        if (floor && (stale || r.recentP99 < r.low)) {
+            r.low = r.recentP99;
+            r.lowAt = now;
+        } else if (stale) {
+            r.low = 0; // measured again: elastic work at its floor for a window
+        }
+        r.objective = r.low == 0 ? 0 : Math.max(1, (long) (LEARNED_MARGIN * r.low));
+    }
+
+    private void allow(
+            Member e, boolean active, boolean learning, boolean missed, boolean severe, boolean slack, int headroom) {
+        long count = e.holds.sumThenReset();
+        long sum = e.holdSum.sumThenReset();
+        if (count > 0) {
+            long mean = sum / count;
+            e.holdNanos = e.holdNanos == 0 ? mean : (e.holdNanos + mean) / 2;
+        }
+        int room = Math.max(1, Math.min(e.permits.concurrent(), shared - headroom));
+        e.headroom = headroom;
+        Sharing.State state;
+        if (!active) {
+            e.allowance = room; // the level that missed lately, and its back-off, stand for when regular work returns
+            state = Sharing.State.IDLE;
+        } else if (learning) {
+            e.allowance = 1;
+            state = Sharing.State.LEARNING;
+        } else if (missed) {
+            int used = Math.max(1, Math.min(e.allowance, e.peak));
+            if (used == e.failed) {
+                e.backoff = Math.min(MAX_BACKOFF, 2 * e.backoff);
+            } else if (used < e.failed) {
+                e.failed = used;
+                e.backoff = 2;
+            } // else above the lowest level that missed lately: that level and its back-off stand
+            e.waited = 0;
+            e.allowance = severe ? 1 : Math.max(1, used / 2);
+            state = Sharing.State.OBJECTIVE_MISSED;
+        } else {
+            if (e.allowance >= e.failed) { // the level that missed met its objective for a window
+                e.failed = Integer.MAX_VALUE;
+                e.backoff = 1;
+            }
+            state = Sharing.State.OBJECTIVE_MET;
+            if (e.binding && slack) {
+                int next = e.allowance + 1;
+                if (next > room) {
+                    state = Sharing.State.NO_ROOM;
+                } else if (next >= e.failed && e.waited < e.backoff) {
+                    e.waited++;
+                    state = Sharing.State.BACKING_OFF;
+                } else {
+                    e.allowance = next;
+                    probing = true;
                 }
             }
-            m.means[m.next] = mean;
-            m.next = (m.next + 1) % m.means.length;
-            any |= low != Long.MAX_VALUE && mean > SLOWER * low;
         }
-        return any;
+        e.allowance = Math.min(e.allowance, room);
+        e.state = state;
+        e.binding = false;
+        e.peak = 0;
+    }
+
+    /**
+     * The regular peak demand over the last {@value #PEAK_MILLIS} ms, or one elastic hold if longer (at most what the
+     * ring keeps), plus one.
+     */
+    private int headroom() {
+        long hold = 0;
+        for (Member e : elastic) {
+            hold = Math.max(hold, e.holdNanos);
+        }
+        long span = Math.max(PEAK_MILLIS, hold / 1_000_000);
+        int ticks = (int) Math.min(PEAKS, Math.min(tickCount, span / BarrierClock.TICK_MILLIS));
+        int peak = 0;
+        for (int i = 1; i <= ticks; i++) {
+            peak = Math.max(peak, demands[Math.floorMod(tickCount - i, PEAKS)]);
+        }
+        return peak + 1;
     }
 
     /** Every cap, keeping the bounds' sum within the shared limit: elastic targets first, then regular room. */
@@ -159,14 +378,14 @@ final class Arbiter {
         }
         int others = 0;
         for (Member e : elastic) {
-            int target = Math.max(1, Math.min(e.allowance, shared - regularDemand - others));
+            int target = Math.max(1, Math.min(Math.min(e.allowance, e.demand()), shared - regularDemand - others));
             int room = shared - boundsBut(e);
             e.cap(Math.max(1, Math.min(target, Math.max(e.permits.limit(), room))));
             others += e.cap;
         }
         int wantedByElastic = 0;
         for (Member e : elastic) {
-            int target = Math.max(1, Math.min(e.allowance, shared - regularDemand));
+            int target = Math.max(1, Math.min(Math.min(e.allowance, e.demand()), shared - regularDemand));
             wantedByElastic += Math.max(0, target - e.cap);
         }
         for (Member r : regular) {
@@ -186,10 +405,5 @@ final class Arbiter {
             sum += m == except ? 0 : m.bound();
         }
         return sum;
-    }
-
-    /** Whether the last window found the regular workloads congested. */
-    boolean congested() {
-        return congested;
     }
 }

@@ -391,6 +391,14 @@ final class Kinds {
             return recorded.getOpaque();
         }
 
+        void clear() {
+            for (int i = 0; i < BUCKETS; i++) {
+                if (counts.getOpaque(i) != 0) {
+                    counts.setOpaque(i, 0);
+                }
+            }
+        }
+
         void decay() {
             for (int i = 0; i < BUCKETS; i++) {
                 long c = counts.getOpaque(i);

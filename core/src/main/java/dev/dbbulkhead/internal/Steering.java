@@ -4,6 +4,7 @@ import dev.dbbulkhead.KindStats;
 import dev.dbbulkhead.Priority;
 import dev.dbbulkhead.Workload;
 import dev.dbbulkhead.WorkloadConfig;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
 import org.jspecify.annotations.Nullable;
@@ -47,7 +48,12 @@ final class Steering implements Controls {
         this.permits = permits;
         this.audit = config.predictionAudit();
         this.kinds = config.kinds() ? new Kinds(permits, telemetry.now()) : null;
-        this.member = arbitrated ? new Arbiter.Member(permits, config.priority() == Priority.ELASTIC) : null;
+        this.member = arbitrated
+                ? new Arbiter.Member(
+                        permits,
+                        config.priority() == Priority.ELASTIC,
+                        config.latencyObjective().orElse(Duration.ZERO))
+                : null;
         this.adaptive = !config.adaptive()
                 ? null
                 : new AdaptiveLimit(
@@ -75,6 +81,9 @@ final class Steering implements Controls {
     @Override
     public Verdict admit(Verdict.Admit wait, Kinds.@Nullable Kind kind, long now) {
         Verdict verdict = predict(wait, now);
+        if (member != null && !(verdict instanceof Verdict.Admit)) {
+            member.refused();
+        }
         if (kind == null || kinds == null) {
             return verdict;
         }
@@ -139,6 +148,9 @@ final class Steering implements Controls {
 
     @Override
     public void refused(long now) {
+        if (member != null) {
+            member.refused();
+        }
         if (door != null) {
             door.refused(now);
         }
@@ -147,7 +159,7 @@ final class Steering implements Controls {
     @Override
     public void released(long heldNanos, long callNanos, boolean inTime, boolean overloaded, long now) {
         if (member != null) {
-            member.held(heldNanos);
+            member.released(heldNanos, callNanos);
         }
         if (drain != null) {
             drain.record(heldNanos, now);

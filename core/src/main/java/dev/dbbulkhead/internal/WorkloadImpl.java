@@ -3,6 +3,7 @@ package dev.dbbulkhead.internal;
 import dev.dbbulkhead.Deadline;
 import dev.dbbulkhead.KindStats;
 import dev.dbbulkhead.Lease;
+import dev.dbbulkhead.Sharing;
 import dev.dbbulkhead.SqlWork;
 import dev.dbbulkhead.TransactionOptions;
 import dev.dbbulkhead.Workload;
@@ -10,6 +11,7 @@ import dev.dbbulkhead.WorkloadConfig;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -102,6 +104,12 @@ final class WorkloadImpl implements Workload {
     /** What this workload predicts, learns and is allowed. */
     Controls controls() {
         return admission.controls();
+    }
+
+    @Override
+    public Optional<Sharing> sharing() {
+        Arbiter.Member member = controls().member();
+        return member == null ? Optional.empty() : Optional.of(member.sharing());
     }
 
     @Override

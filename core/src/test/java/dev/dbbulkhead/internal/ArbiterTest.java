@@ -2,6 +2,8 @@ package dev.dbbulkhead.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.dbbulkhead.Sharing;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
@@ -22,7 +24,6 @@ import org.junit.jupiter.params.provider.ValueSource;
 @Tag("no-db")
 class ArbiterTest {
     private static final long MS = 1_000_000;
-    private static final int TICKS_PER_WINDOW = (int) (Arbiter.WINDOW_MILLIS / BarrierClock.TICK_MILLIS);
 
     /** A workload under the arbiter whose cap is its limit (no adaptive level). */
     private static Arbiter.Member member(int concurrent, int extraSlots, boolean elastic) {
@@ -109,64 +110,162 @@ class ArbiterTest {
                 .isEqualTo(regular.permits.limit() + elastic.permits.limit());
     }
 
-    @Test
-    void regularWorkFirstElasticKeepsItsFloorAndGrowsWhileThereIsRoom() throws Exception {
-        var regular = member(6, 20, false);
-        var elastic = member(6, 20, true);
-        var arbiter = new Arbiter(8, List.of(regular, elastic), 0);
-        apply(regular, elastic);
-        assertThat(elastic.permits.limit()).as("elastic starts at its floor").isEqualTo(1);
-        // Elastic alone, using all it gets: one more per window, up to what the regular demand leaves (8 - 2).
-        var held = new ArrayList<Permits.Node>();
-        long now = 0;
-        for (int window = 0; window < 20; window++) { // elastic alone, at its limit: one more per window
-            while (true) {
-                var node = new Permits.Node(Thread.currentThread());
-                if (elastic.permits.enter(node, false) != Permits.Entry.ACQUIRED) {
-                    break;
-                }
-                held.add(node);
+    /** Elastic work that takes every permit it is allowed, at each tick: it is always at its limit. */
+    private static void fill(Arbiter.Member elastic, List<Permits.Node> held) throws InterruptedException {
+        while (true) {
+            var node = new Permits.Node(Thread.currentThread());
+            if (elastic.permits.enter(node, false) != Permits.Entry.ACQUIRED) {
+                return;
             }
-            for (int tick = 0; tick < TICKS_PER_WINDOW; tick++) {
+            held.add(node);
+        }
+    }
+
+    /** A model of the barrier: windows of regular operations, elastic work always at its limit, the test's clock. */
+    private static final class Model {
+        final Arbiter.Member regular;
+        final Arbiter.Member elastic;
+        final Arbiter arbiter;
+        final List<Permits.Node> held = new ArrayList<>();
+        long now;
+
+        Model(int shared, Arbiter.Member regular, Arbiter.Member elastic) {
+            this.regular = regular;
+            this.elastic = elastic;
+            this.arbiter = new Arbiter(shared, List.of(regular, elastic), 0);
+            apply(regular, elastic);
+        }
+
+        /** One window: {@code ops} regular operations of {@code millis} each, {@code late} of them at 10 × that. */
+        void window(int ops, long millis, int late) throws InterruptedException {
+            for (int i = 0; i < ops; i++) {
+                long latency = (i < late ? 10 : 1) * millis * MS;
+                regular.released(latency, latency);
+            }
+            for (long t = 0; t < Arbiter.WINDOW_MILLIS; t += BarrierClock.TICK_MILLIS) {
+                fill(elastic, held);
                 now += BarrierClock.TICK_MILLIS * MS;
                 tick(arbiter, now, regular, elastic);
+                if (held.size() > elastic.permits.limit()) { // elastic work above a lowered limit finishing
+                    elastic.permits.exit(held.removeLast());
+                }
             }
         }
+    }
+
+    @Test
+    void theElasticAllowanceGrowsWhileTheObjectiveIsMetAndHalvesWhenMissed() throws Exception {
+        var regular = new Arbiter.Member(new Permits(6, 20), false, Duration.ofMillis(20));
+        var model = new Model(10, regular, member(8, 20, true));
+        var elastic = model.elastic;
+        assertThat(elastic.permits.limit()).as("elastic starts at its floor").isEqualTo(1);
+        var holding = new ArrayList<Permits.Node>();
+        fill(regular, holding); // regular work holding all six: its demand, and the headroom (6 + 1)
+        while (holding.size() > 2) {
+            regular.permits.exit(holding.removeLast()); // two left: the demand the headroom keeps room for
+        }
+        model.window(100, 5, 0); // the peak of 6 stays in the headroom's second
+        for (int w = 0; w < 12; w++) {
+            model.window(100, 5, 0);
+        }
+        assertThat(elastic.sharing().state()).isEqualTo(Sharing.State.NO_ROOM);
+        assertThat(elastic.allowance)
+                .as("grown, one per window, to S − headroom (2 + 1)")
+                .isEqualTo(7);
+        for (int w = 0; w < 100; w++) { // the peak of 6 has left the headroom's second
+            model.window(100, 5, 0);
+        }
+        assertThat(elastic.sharing().headroom()).isEqualTo(3);
+        assertThat(elastic.permits.limit()).isEqualTo(7);
+        assertThat(regular.sharing().state()).isEqualTo(Sharing.State.OBJECTIVE_MET);
+
+        model.window(100, 5, 5); // 5 % over the objective: missed
+        assertThat(elastic.sharing().state()).isEqualTo(Sharing.State.OBJECTIVE_MISSED);
+        assertThat(regular.sharing().state()).isEqualTo(Sharing.State.OBJECTIVE_MISSED);
+        assertThat(elastic.allowance).as("halved").isEqualTo(3);
+        model.window(100, 5, 0);
+        assertThat(elastic.allowance).as("one more per window met").isEqualTo(4);
+        model.window(100, 5, 1); // 1 % over: still met
+        assertThat(elastic.allowance).isEqualTo(5);
+        model.window(100, 5, 20); // one in five over: to the floor at once
+        assertThat(elastic.allowance).as("the floor").isEqualTo(1);
+        assertThat(elastic.permits.limit()).isEqualTo(1);
+        for (int i = 0; i < 20; i++) {
+            regular.refused(); // callers refused count as over the objective
+        }
+        model.window(80, 5, 0);
+        assertThat(elastic.allowance).as("never below the floor").isEqualTo(1);
+        assertThat(elastic.sharing().state()).isEqualTo(Sharing.State.OBJECTIVE_MISSED);
+        holding.forEach(regular.permits::exit);
+        model.held.forEach(elastic.permits::exit);
+    }
+
+    @Test
+    void aLevelThatMissedIsTriedAgainOnlyAfterBackingOff() throws Exception {
+        var regular = new Arbiter.Member(new Permits(6, 20), false, Duration.ofMillis(20));
+        var model = new Model(16, regular, member(8, 20, true));
+        var elastic = model.elastic;
+        for (int w = 0; w < 3; w++) {
+            model.window(100, 5, 0);
+        }
+        assertThat(elastic.allowance).isEqualTo(4);
+        model.window(100, 5, 5); // 4 misses: back to 2, and 4 waits two windows met at 3
+        assertThat(elastic.allowance).isEqualTo(2);
+        model.window(100, 5, 0);
+        assertThat(elastic.allowance).isEqualTo(3);
+        for (int w = 0; w < 2; w++) {
+            model.window(100, 5, 0);
+            assertThat(elastic.sharing().state()).isEqualTo(Sharing.State.BACKING_OFF);
+            assertThat(elastic.allowance).isEqualTo(3);
+        }
+        model.window(100, 5, 0);
+        assertThat(elastic.allowance)
+                .as("tried again after two windows met at 3")
+                .isEqualTo(4);
+        model.window(100, 5, 5); // 4 misses again: it now waits four windows
+        assertThat(elastic.allowance).isEqualTo(2);
+        int windows = 0;
+        while (elastic.allowance < 4) {
+            model.window(100, 5, 0);
+            windows++;
+        }
+        assertThat(windows).as("one window to 3, four at 3, one to 4").isEqualTo(6);
+        model.held.forEach(elastic.permits::exit);
+    }
+
+    @Test
+    void withoutRegularWorkElasticGetsAllTheRoomAtOnceAndTheFloorWhileAnObjectiveIsLearned() throws Exception {
+        var regular = member(6, 20, false); // no objective set: learned
+        var model = new Model(10, regular, member(8, 20, true));
+        var elastic = model.elastic;
+        model.window(0, 5, 0);
+        assertThat(elastic.sharing().state()).isEqualTo(Sharing.State.IDLE);
+        assertThat(elastic.allowance).isEqualTo(8);
+        model.window(0, 5, 0); // the regular cap comes down as the elastic one goes up
         assertThat(elastic.permits.limit())
-                .as("grown into the room the regular demand leaves")
-                .isEqualTo(6);
-        // Regular callers arrive and wait: congestion; the elastic allowance halves per window down to its floor,
-        // and the regular limit takes what elastic gives back as it is released.
-        var waiters = new ArrayList<Permits.Node>();
-        for (int i = 0; i < 6; i++) {
-            var node = new Permits.Node(Thread.currentThread());
-            var entry = regular.permits.enter(node, false);
-            if (entry == Permits.Entry.ACQUIRED) {
-                waiters.add(node);
-            }
+                .as("all the room: S − (0 + 1), at most its B")
+                .isEqualTo(8);
+        model.window(100, 10, 0);
+        assertThat(elastic.sharing().state()).as("no objective yet").isEqualTo(Sharing.State.LEARNING);
+        assertThat(elastic.allowance).isEqualTo(1);
+        assertThat(regular.sharing().objective()).isNull();
+        int windows = 0;
+        while (regular.sharing().objective() == null) { // once a window has elastic work at its floor throughout
+            model.window(100, 10, 0);
+            windows++;
+            assertThat(elastic.allowance).isEqualTo(regular.sharing().objective() == null ? 1 : 2);
         }
-        var queued = new Permits.Node(Thread.currentThread());
-        assertThat(Waits.enterAndQueue(regular.permits, queued)).isEqualTo(Permits.Entry.MUST_WAIT);
-        for (int tick = 0; tick < TICKS_PER_WINDOW; tick++) { // a window with a regular caller waiting
-            now += BarrierClock.TICK_MILLIS * MS;
-            tick(arbiter, now, regular, elastic);
-        }
-        assertThat(arbiter.congested()).isTrue();
-        assertThat(elastic.permits.limit()).as("the elastic allowance halved").isEqualTo(3);
-        for (int tick = 0; tick < 4 * TICKS_PER_WINDOW; tick++) {
-            now += BarrierClock.TICK_MILLIS * MS;
-            tick(arbiter, now, regular, elastic);
-            if (!held.isEmpty()) {
-                elastic.permits.exit(held.removeLast()); // elastic work finishing
-            }
-        }
-        assertThat(elastic.permits.limit())
-                .as("what the regular demand (its B) leaves of 8, its floor at least")
-                .isBetween(1, 2);
-        assertThat(regular.permits.limit()).as("its whole B").isEqualTo(6);
-        assertThat(regular.permits.limit() + elastic.permits.limit()).isLessThanOrEqualTo(8);
-        assertThat(regular.permits.waiting())
-                .as("the queued regular caller got a permit elastic gave back")
-                .isZero();
+        assertThat(windows)
+                .as("the elastic work above the floor finishes, then one window at it")
+                .isEqualTo(2);
+        assertThat(regular.sharing().objective()).isBetween(Duration.ofMillis(12), Duration.ofMillis(18));
+        assertThat(regular.sharing().objectiveLearned()).isTrue();
+        assertThat(regular.sharing().recentP99()).isBetween(Duration.ofMillis(8), Duration.ofMillis(12));
+        model.window(100, 10, 0);
+        assertThat(elastic.allowance).as("met: one more").isEqualTo(3);
+        model.window(100, 10, 10); // 10 ms × 10 is over 15 ms
+        assertThat(elastic.sharing().state()).isEqualTo(Sharing.State.OBJECTIVE_MISSED);
+        assertThat(elastic.allowance).isEqualTo(1);
+        model.held.forEach(elastic.permits::exit);
     }
 }
