@@ -36,6 +36,14 @@ public final class Preconditions {
         return value;
     }
 
+    public static Duration positive(Duration value, String field) {
+        notNull(value, field);
+        if (!value.isPositive()) {
+            throw new IllegalArgumentException(field + " must be > 0, was " + value);
+        }
+        return value;
+    }
+
     /** {@code a + b}, or an {@link IllegalArgumentException} naming both fields when it overflows an int. */
     public static int sum(int a, String fieldA, int b, String fieldB) {
         long total = (long) a + b;
