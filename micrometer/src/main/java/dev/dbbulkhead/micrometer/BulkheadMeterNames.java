@@ -55,10 +55,24 @@ public final class BulkheadMeterNames {
     /** Gauge: L, how many operations may hold an execution permit now (B unless the workload is adaptive). */
     public static final String LIMIT = "db.bulkhead.limit";
     /**
-     * Gauge, elastic workloads only: 1 while the workload is held to its floor of one permit (the regular workloads
-     * are congested, or leave no more of the shared limit), else 0.
+     * Gauge, elastic workloads only: 1 while the workload is held to its floor of one permit (a regular workload
+     * missed its latency objective, or leaves no more of the shared limit), else 0.
      */
     public static final String ELASTIC_AT_FLOOR = "db.bulkhead.elastic.at_floor";
+    /** Gauge, elastic workloads only: the permits the regular workloads' latency objectives allow it now. */
+    public static final String ELASTIC_ALLOWANCE = "db.bulkhead.elastic.allowance";
+    /** Gauge, elastic workloads only: the permits kept back for the regular workloads' peak demand. */
+    public static final String ELASTIC_HEADROOM = "db.bulkhead.elastic.headroom";
+    /**
+     * Gauge, every workload of a barrier with an elastic one, one per {@link #STATE}: 1 for the state of the last
+     * window (why the elastic allowance is what it is: {@code objective_met}, {@code objective_missed},
+     * {@code backing_off}, {@code no_room}, {@code idle}, {@code learning}), 0 for the others.
+     */
+    public static final String SHARING_STATE = "db.bulkhead.sharing.state";
+    /** Gauge, regular workloads beside an elastic one: the latency objective in force (NaN while learned). */
+    public static final String LATENCY_OBJECTIVE = "db.bulkhead.latency.objective";
+    /** Gauge, regular workloads beside an elastic one: the p99 of permit wait plus hold in the last window. */
+    public static final String LATENCY_P99 = "db.bulkhead.latency.p99";
     /**
      * Timer: how long each operation held its execution permit, on every path: inside {@code transaction()} the wait
      * for a connection and its use; a {@code Lease} (the starter's {@code @DbWorkload} methods) from grant to close.
@@ -106,6 +120,8 @@ public final class BulkheadMeterNames {
     public static final String KIND = "kind";
     /** Tag: the workload's priority, {@code regular} or {@code elastic}: every meter per class by this tag. */
     public static final String PRIORITY = "priority";
+    /** Tag of {@link #SHARING_STATE}: a {@code Sharing.State}, in lower case. */
+    public static final String STATE = "state";
     /** Tag: admission_full, queue_timeout, deadline, interrupted. */
     public static final String REASON = "reason";
     /** Tag: committed, rolled_back, outcome_unknown, no_connection. */

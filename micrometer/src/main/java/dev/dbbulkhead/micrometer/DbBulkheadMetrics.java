@@ -3,7 +3,9 @@ package dev.dbbulkhead.micrometer;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.BULKHEAD;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.CONNECTION_USE;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.CONNECTION_WAIT;
+import static dev.dbbulkhead.micrometer.BulkheadMeterNames.ELASTIC_ALLOWANCE;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.ELASTIC_AT_FLOOR;
+import static dev.dbbulkhead.micrometer.BulkheadMeterNames.ELASTIC_HEADROOM;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.EXECUTING;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.HOLD_RECENT;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.KIND;
@@ -14,6 +16,8 @@ import static dev.dbbulkhead.micrometer.BulkheadMeterNames.KIND_HOLD_P50;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.KIND_HOLD_P99;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.KIND_INSIDE;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.KIND_SHARE;
+import static dev.dbbulkhead.micrometer.BulkheadMeterNames.LATENCY_OBJECTIVE;
+import static dev.dbbulkhead.micrometer.BulkheadMeterNames.LATENCY_P99;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.LEAKS_SUSPECTED;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.LIMIT;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.OPERATIONS;
@@ -31,8 +35,10 @@ import static dev.dbbulkhead.micrometer.BulkheadMeterNames.REASON;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.RECLAIMED;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.REJECTIONS;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.SESSIONS_DISCARDED;
+import static dev.dbbulkhead.micrometer.BulkheadMeterNames.SHARING_STATE;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.SLOTS_AVAILABLE;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.SLOTS_MAX;
+import static dev.dbbulkhead.micrometer.BulkheadMeterNames.STATE;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.WAIT_EXPECTED;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.WORK;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.WORKLOAD;
@@ -43,6 +49,7 @@ import dev.dbbulkhead.KindStats;
 import dev.dbbulkhead.Outcome;
 import dev.dbbulkhead.Priority;
 import dev.dbbulkhead.RejectionReason;
+import dev.dbbulkhead.Sharing;
 import dev.dbbulkhead.Workload;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.FunctionCounter;
@@ -52,6 +59,7 @@ import io.micrometer.core.instrument.MultiGauge;
 import io.micrometer.core.instrument.Tag;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.List;
@@ -125,6 +133,9 @@ public final class DbBulkheadMetrics implements BulkheadListener {
                         x -> x.limit() <= 1 ? 1 : 0,
                         tags);
             }
+            if (w.sharing().isPresent()) {
+                sharing(w, tags);
+            }
             if (w.predictive() || w.adaptive()) {
                 seconds(
                         HOLD_RECENT,
@@ -146,6 +157,44 @@ public final class DbBulkheadMetrics implements BulkheadListener {
             }
         }
         return bulkhead;
+    }
+
+    /** The allowance and headroom of an elastic workload, the objective of a regular one, the state of both. */
+    private void sharing(Workload w, Tags tags) {
+        if (w.config().priority() == Priority.ELASTIC) {
+            gauge(ELASTIC_ALLOWANCE, "permits the regular latency objectives allow", w, x -> read(x).allowance(), tags);
+            gauge(ELASTIC_HEADROOM, "permits kept for the regular peak demand", w, x -> read(x).headroom(), tags);
+        } else {
+            seconds(
+                    LATENCY_OBJECTIVE,
+                    "p99 latency objective elastic work must leave",
+                    w,
+                    x -> {
+                        Duration o = read(x).objective();
+                        return o == null ? Double.NaN : o.toNanos() / 1e9;
+                    },
+                    tags);
+            seconds(
+                    LATENCY_P99,
+                    "p99 of permit wait plus hold, last window",
+                    w,
+                    x -> {
+                        Duration p = read(x).recentP99();
+                        return p == null ? Double.NaN : p.toNanos() / 1e9;
+                    },
+                    tags);
+        }
+        for (Sharing.State state : Sharing.State.values()) {
+            Gauge.builder(SHARING_STATE, w, x -> read(x).state() == state ? 1 : 0)
+                    .description("1 for the state of the last window under priorities, 0 for the others")
+                    .tags(tags.and(STATE, state.name().toLowerCase(Locale.ROOT)))
+                    .register(registry);
+        }
+    }
+
+    /** The workload's place under priorities; present for every workload of a barrier with an elastic one. */
+    private static Sharing read(Workload w) {
+        return w.sharing().orElseThrow();
     }
 
     private void gauge(String name, String description, Workload w, ToDoubleFunction<Workload> value, Tags tags) {

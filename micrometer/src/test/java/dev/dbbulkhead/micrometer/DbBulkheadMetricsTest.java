@@ -304,6 +304,65 @@ class DbBulkheadMetricsTest {
     }
 
     @Test
+    void workloadsUnderPrioritiesShowTheAllowanceTheObjectiveAndWhy() throws Exception {
+        var gate = metrics.bind(DbBulkhead.builder(pool)
+                .name("orders-db")
+                .listener(metrics)
+                .poolSize(4)
+                .workload(WorkloadConfig.builder("interactive")
+                        .concurrent(2)
+                        .latencyObjective(Duration.ofSeconds(1))
+                        .build())
+                .workload(WorkloadConfig.builder("batch")
+                        .concurrent(2)
+                        .priority(Priority.ELASTIC)
+                        .build())
+                .build());
+        assertThat(registry.find(BulkheadMeterNames.ELASTIC_ALLOWANCE)
+                        .tag(BulkheadMeterNames.WORKLOAD, "batch")
+                        .gauge()
+                        .value())
+                .as("elastic work starts at its floor")
+                .isEqualTo(1);
+        assertThat(registry.find(BulkheadMeterNames.ELASTIC_ALLOWANCE)
+                        .tag(BulkheadMeterNames.WORKLOAD, "interactive")
+                        .gauge())
+                .as("a regular workload has no allowance")
+                .isNull();
+        assertThat(registry.find(BulkheadMeterNames.LATENCY_OBJECTIVE)
+                        .tag(BulkheadMeterNames.WORKLOAD, "interactive")
+                        .gauge()
+                        .value())
+                .as("the objective set, in seconds")
+                .isEqualTo(1.0);
+        // No regular operation: after a window the elastic workload is idle, given all the room (2 + 2 of 4).
+        await().atMost(Duration.ofSeconds(10))
+                .untilAsserted(() -> assertThat(registry.find(BulkheadMeterNames.SHARING_STATE)
+                                .tags(BulkheadMeterNames.WORKLOAD, "batch", BulkheadMeterNames.STATE, "idle")
+                                .gauge()
+                                .value())
+                        .isEqualTo(1));
+        assertThat(registry.find(BulkheadMeterNames.SHARING_STATE)
+                        .tag(BulkheadMeterNames.WORKLOAD, "batch")
+                        .gauges())
+                .as("one gauge per state, one of them 1")
+                .hasSize(dev.dbbulkhead.Sharing.State.values().length)
+                .filteredOn(g -> g.value() == 1)
+                .hasSize(1);
+        for (int i = 0; i < 120; i++) {
+            gate.workload("interactive").transaction(Duration.ofSeconds(1), c -> c.isValid(1));
+        }
+        await().atMost(Duration.ofSeconds(10))
+                .untilAsserted(() -> assertThat(registry.find(BulkheadMeterNames.LATENCY_P99)
+                                .tag(BulkheadMeterNames.WORKLOAD, "interactive")
+                                .gauge()
+                                .value())
+                        .as("the p99 of the last window, in seconds")
+                        .isPositive()
+                        .isLessThan(1.0));
+    }
+
+    @Test
     void adaptiveWorkloadsShowTheirLimitAndRecentHold() throws Exception {
         var gate = metrics.bind(DbBulkhead.builder(pool)
                 .name("orders-db")

@@ -80,8 +80,8 @@ public class DbBulkheadProperties {
         private QueuePolicy queue = QueuePolicy.FIFO;
         /**
          * How the workload shares the database with the others: regular (admitted up to its concurrent, first) or
-         * elastic (background work: what the regular workloads leave of db-bulkhead.shared-limit, while they show no
-         * congestion, at least one permit).
+         * elastic (background work: what the regular workloads leave of db-bulkhead.shared-limit, as long as they
+         * meet their latency objectives, at least one permit).
          */
         private Priority priority = Priority.REGULAR;
         /** How long an operation may wait for an execution permit. */
@@ -106,6 +106,11 @@ public class DbBulkheadProperties {
          * half of what the callers' deadlines allow.
          */
         private @Nullable Duration adaptiveLatencyTarget;
+        /**
+         * A regular workload beside an elastic one: the p99 of its operations' permit wait plus hold that elastic work
+         * must leave it. Default: learned, 1.5 × its p99 while elastic work ran at its floor.
+         */
+        private @Nullable Duration latencyObjective;
         /**
          * The share (0 to 1, e.g. 0.02) of the callers predictive rejection would refuse that are admitted anyway, to
          * measure how many refusals were false (BulkheadListener.onPredictionAudited). Default: none.
@@ -134,6 +139,9 @@ public class DbBulkheadProperties {
             if (adaptiveLatencyTarget != null) {
                 config.adaptiveLatencyTarget(adaptiveLatencyTarget);
             }
+            if (latencyObjective != null) {
+                config.latencyObjective(latencyObjective);
+            }
             return config.build();
         }
 
@@ -159,6 +167,14 @@ public class DbBulkheadProperties {
 
         public void setAdaptiveLatencyTarget(@Nullable Duration adaptiveLatencyTarget) {
             this.adaptiveLatencyTarget = adaptiveLatencyTarget;
+        }
+
+        public @Nullable Duration getLatencyObjective() {
+            return latencyObjective;
+        }
+
+        public void setLatencyObjective(@Nullable Duration latencyObjective) {
+            this.latencyObjective = latencyObjective;
         }
 
         public @Nullable Double getPredictionAudit() {

@@ -1,6 +1,7 @@
 package dev.dbbulkhead.spring.actuate;
 
 import dev.dbbulkhead.KindStats;
+import dev.dbbulkhead.Sharing;
 import dev.dbbulkhead.Workload;
 import dev.dbbulkhead.spring.DbBulkheadAdmission;
 import dev.dbbulkhead.spring.DbBulkheadSettings.WorkloadSettings;
@@ -44,7 +45,8 @@ public class DbBulkheadEndpoint {
                 w.waiting(),
                 w.available(),
                 w.availableSlots(),
-                w.kinds());
+                w.kinds(),
+                w.sharing().orElse(null));
     }
 
     /** The barrier: its name, its default workload, its workloads. */
@@ -52,7 +54,8 @@ public class DbBulkheadEndpoint {
 
     /**
      * One workload: its budget, waits, the limit in force ({@code concurrent} unless {@code adaptive}), and current
-     * use. {@code deadline} is null when none is set.
+     * use. {@code deadline} is null when none is set; {@code sharing} (the elastic allowance and why, a regular
+     * workload's latency objective) when the barrier has an elastic workload.
      */
     public record WorkloadView(
             String name,
@@ -66,5 +69,6 @@ public class DbBulkheadEndpoint {
             int waiting,
             int availablePermits,
             int availableSlots,
-            List<KindStats> kinds) {}
+            List<KindStats> kinds,
+            @Nullable Sharing sharing) {}
 }
