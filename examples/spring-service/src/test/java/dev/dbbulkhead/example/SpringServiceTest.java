@@ -79,6 +79,12 @@ class SpringServiceTest {
     @Autowired
     DbBulkhead db;
 
+    @Autowired
+    BackfillJob backfill;
+
+    @Autowired
+    org.springframework.jdbc.core.simple.JdbcClient jdbc;
+
     private final HttpClient http = HttpClient.newBuilder()
             .version(HttpClient.Version.HTTP_1_1)
             .executor(Executors.newVirtualThreadPerTaskExecutor())
@@ -89,8 +95,7 @@ class SpringServiceTest {
         for (Workload w : db.workloads()) {
             org.awaitility.Awaitility.await()
                     .atMost(Duration.ofSeconds(5))
-                    .until(() ->
-                            w.available() == w.concurrent() && w.availableSlots() == w.concurrent() + w.extraSlots());
+                    .until(() -> w.inside() == 0 && w.available() == w.limit()); // an elastic limit moves
         }
     }
 
@@ -103,6 +108,45 @@ class SpringServiceTest {
     }
 
     private record Answer(int status, long micros, HttpResponse<String> response) {}
+
+    @Test
+    void theBackfillJobCopiesEveryProductInChunksPacedBesideTheInteractiveWorkload() throws Exception {
+        long products =
+                jdbc.sql("SELECT count(*) FROM product").query(Long.class).single();
+        Workload backfillWorkload = db.workload("backfill");
+        assertThat(backfillWorkload.config().priority()).isEqualTo(dev.dbbulkhead.Priority.ELASTIC);
+        long chunks;
+        Thread holder;
+        var taken = new CountDownLatch(1);
+        var release = new CountDownLatch(1);
+        holder = Thread.ofVirtual()
+                .start(
+                        () -> { // holds the elastic floor for a while: the job must wait for it
+                            try (Lease lease = backfillWorkload.acquire(Duration.ZERO)) {
+                                taken.countDown();
+                                release.await();
+                            } catch (InterruptedException e) {
+                                Thread.currentThread().interrupt();
+                            }
+                        });
+        taken.await();
+        try (ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor()) {
+            Future<Long> job = executor.submit(() -> backfill.run(1));
+            org.awaitility.Awaitility.await()
+                    .atMost(Duration.ofSeconds(20))
+                    .until(() ->
+                            backfillWorkload.waiting() == 1 || backfill.job().chunks() > 0);
+            release.countDown();
+            chunks = job.get(30, TimeUnit.SECONDS);
+        }
+        holder.join();
+        assertThat(chunks).as("one chunk per product").isEqualTo(products);
+        assertThat(jdbc.sql("SELECT count(*) FROM product_archive")
+                        .query(Long.class)
+                        .single())
+                .isEqualTo(products);
+        assertThat(backfill.job().chunks()).as("and the last, empty one").isEqualTo(products + 1);
+    }
 
     @Test
     void underABurstTheExcessGets503WithRetryAfterAndAProblemBodyBeforeAnyAdmittedRequestIsServed() throws Exception {
