@@ -5,7 +5,9 @@ import dev.dbbulkhead.testkit.TestDatabase;
 import dev.dbbulkhead.tools.overload.CapacityGates.Config;
 import dev.dbbulkhead.tools.overload.CapacityReport.Cell;
 import java.io.PrintWriter;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -29,6 +31,8 @@ final class CapacityBench {
     private final Map<CapacityScenario, Double> alone = new LinkedHashMap<>();
     /** s5-two-workloads' table, if it ran. */
     private List<String> twoWorkloads = List.of();
+    /** s5's frontier chart, if it ran. */
+    private String frontier = "";
 
     private String pinned = "not pinned";
 
@@ -68,6 +72,13 @@ final class CapacityBench {
         Path dir = settings.report();
         if (dir != null) {
             report.write(dir, header(), table);
+            if (!frontier.isEmpty()) {
+                Files.writeString(dir.resolve("s5-frontier.svg"), frontier);
+                Files.writeString(
+                        dir.resolve("capacity.md"),
+                        "\n![s5: batch against interactive p99, fixed caps and priorities](s5-frontier.svg)\n",
+                        StandardOpenOption.APPEND);
+            }
             out.println("report: " + dir.resolve("capacity.md"));
         }
     }
@@ -155,7 +166,10 @@ final class CapacityBench {
                 settings.maxConcurrent(),
                 settings.locks(),
                 settings.seconds());
-        twoWorkloads = bench.table(capacities, settings.loads(), settings.repetitions(), progress);
+        var table = new ArrayList<>(bench.table(capacities, settings.loads(), settings.repetitions(), progress));
+        table.addAll(bench.recovery(capacities, settings.loads().getFirst(), settings.repetitions(), progress));
+        twoWorkloads = table;
+        frontier = TwoWorkloads.frontier(bench.byLoad);
     }
 
     private HikariDataSource pool() throws SQLException {

@@ -19,6 +19,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
 import org.HdrHistogram.ConcurrentHistogram;
@@ -59,6 +60,14 @@ final class CapacityRun {
     final LongAdder[][] arrived = adders();
     /** Per third of the run and kind of operation: committed within its deadline. */
     final LongAdder[][] inSlo = adders();
+    /** Successes of callers that arrived at least {@code settle} into the run (see {@link #run}). */
+    final Histogram settled = new ConcurrentHistogram(HIGHEST, 3);
+    /** Successes within their deadline, by the {@value #BIN_MILLIS} ms in which they ended. */
+    final AtomicLongArray bins = new AtomicLongArray(4_096);
+
+    static final long BIN_MILLIS = 100;
+    private long start;
+    private long settleAt;
     /** Predictive rejection's audit: {audited, served in time}. */
     long[] audits = new long[2];
 
@@ -80,6 +89,19 @@ final class CapacityRun {
     double wastedShare() {
         long admitted = count(Result.IN_SLO) + count(Result.LATE) + count(Result.WASTED) + count(Result.OTHER);
         return admitted == 0 ? 0 : (double) count(Result.WASTED) / admitted;
+    }
+
+    /**
+     * Successes within their deadline that ended within the run's length, per second: what a workload whose callers
+     * queue past the run's end (a long deadline, a large Q) completed while the run lasted.
+     */
+    double goodputWithinRun() {
+        int bins = (int) Math.min(this.bins.length(), Math.round(seconds * 1000 / BIN_MILLIS));
+        long n = 0;
+        for (int b = 0; b < bins; b++) {
+            n += this.bins.get(b);
+        }
+        return n / seconds;
     }
 
     /** Successes within their deadline per second. */
@@ -141,6 +163,19 @@ final class CapacityRun {
             long deadlineNanos,
             long seed)
             throws InterruptedException {
+        return run(gate, work, rate, seconds, deadlineNanos, seed, 0);
+    }
+
+    /** {@link #run}, and the successes of callers arriving {@code settleSeconds} or more into it, apart. */
+    static CapacityRun run(
+            CapacityGates.Gate gate,
+            CapacityScenario.Work work,
+            double rate,
+            double seconds,
+            long deadlineNanos,
+            long seed,
+            double settleSeconds)
+            throws InterruptedException {
         var run = new CapacityRun();
         run.seconds = seconds;
         var random = new Random(seed);
@@ -149,6 +184,8 @@ final class CapacityRun {
         long started = 0;
         try (ExecutorService tasks = Executors.newVirtualThreadPerTaskExecutor()) {
             long start = System.nanoTime();
+            run.start = start;
+            run.settleAt = start + (long) (settleSeconds * 1e9);
             var stop = new CountDownLatch(1);
             Thread sampler = Thread.ofPlatform().daemon().name("limit-sampler").start(() -> {
                 do {
@@ -276,9 +313,16 @@ final class CapacityRun {
         arrived[phase][kind].increment();
         if (result == Result.IN_SLO) {
             inSlo[phase][kind].increment();
+            int bin = (int) ((end - start) / (BIN_MILLIS * 1_000_000));
+            if (bin >= 0 && bin < bins.length()) {
+                bins.incrementAndGet(bin);
+            }
         }
         long latency = Math.min(HIGHEST, Math.max(0, end - intended));
         (failure == null ? succeeded : failed).recordValue(latency);
+        if (failure == null && intended >= settleAt) {
+            settled.recordValue(latency);
+        }
         if (failure instanceof BulkheadRejectedException refused && waitedAndRefused(refused)) {
             overshoot.recordValue(Math.min(
                     HIGHEST, Math.max(0, end - called - refused.allowedWait().toNanos())));

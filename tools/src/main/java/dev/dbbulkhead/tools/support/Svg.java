@@ -112,6 +112,29 @@ public final class Svg {
             return this;
         }
 
+        /** A dot at ({@code vx}, {@code vy}), labelled at its right. */
+        public Lines point(double vx, double vy, String label, String colour) {
+            s.append(String.format(
+                    Locale.ROOT, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"%s\"/>%n", px(vx), py(vy), colour));
+            text(px(vx) + 6, py(vy) - 4, label, colour);
+            return this;
+        }
+
+        /** A dashed grey vertical at {@code value}, labelled at its top. */
+        public Lines vertical(double value, String label) {
+            double lx = px(value);
+            s.append(String.format(
+                    Locale.ROOT,
+                    "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"gray\" "
+                            + "stroke-dasharray=\"4 3\"/>%n",
+                    lx,
+                    y,
+                    lx,
+                    y + h));
+            text(lx + 4, y + 12, label, "gray");
+            return this;
+        }
+
         /** A dashed grey level at {@code value}, labelled at its right end. */
         public Lines level(double value, String label) {
             double ly = py(value);
