@@ -7,6 +7,7 @@ import java.time.Duration;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -22,18 +23,9 @@ class PrioritiesTest {
     @RegisterExtension
     static final BarrierExtension POOL = new BarrierExtension(6);
 
+    /** Interactive (B 4, its objective learned) beside batch (B 4, elastic), pool 6. */
     private static DbBulkhead barrier() {
-        return POOL.track(DbBulkhead.builder(POOL.get())
-                .workload(WorkloadConfig.builder("interactive")
-                        .concurrent(4)
-                        .extraSlots(64)
-                        .build())
-                .workload(WorkloadConfig.builder("batch")
-                        .concurrent(4)
-                        .extraSlots(64)
-                        .priority(Priority.ELASTIC)
-                        .build())
-                .build());
+        return barrier(null);
     }
 
     @ParameterizedTest(name = "virtual threads: {0}")
@@ -69,14 +61,14 @@ class PrioritiesTest {
                 .isGreaterThanOrEqualTo(4);
     }
 
-    /** Interactive (B 4, its objective set) beside batch (B 4, elastic), pool 6. */
-    private static DbBulkhead barrier(Duration objective) {
+    /** Interactive (B 4, its objective set, or learned when null) beside batch (B 4, elastic), pool 6. */
+    private static DbBulkhead barrier(@Nullable Duration objective) {
+        var interactive = WorkloadConfig.builder("interactive").concurrent(4).extraSlots(64);
+        if (objective != null) {
+            interactive.latencyObjective(objective);
+        }
         return POOL.track(DbBulkhead.builder(POOL.get())
-                .workload(WorkloadConfig.builder("interactive")
-                        .concurrent(4)
-                        .extraSlots(64)
-                        .latencyObjective(objective)
-                        .build())
+                .workload(interactive.build())
                 .workload(WorkloadConfig.builder("batch")
                         .concurrent(4)
                         .extraSlots(64)

@@ -262,8 +262,8 @@ final class Arbiter {
             if (p99 > 0) {
                 r.recentP99 = p99;
             }
-            if (n >= MIN_OPS) {
-                learn(r, floor, now);
+            if (n >= MIN_OPS && p99 > 0) {
+                learn(r, p99, floor, now);
             }
             r.latencies.clear();
             if (r.objective == 0) {
@@ -284,14 +284,14 @@ final class Arbiter {
         }
     }
 
-    /** A learned objective: from a window at the elastic floor, the lowest p99 of the last minute. */
-    private static void learn(Member r, boolean floor, long now) {
+    /** A learned objective: from a window at the elastic floor whose p99 was {@code p99}, the lowest of the last minute. */
+    private static void learn(Member r, long p99, boolean floor, long now) {
         if (r.objectiveSet != 0) {
             return;
         }
-        boolean stale = r.lowAt == 0 || now - r.lowAt > RELEARN_NANOS;
-        if (floor && (stale || r.recentP99 < r.low)) {
-            r.low = r.recentP99;
+        boolean stale = r.low == 0 || now - r.lowAt > RELEARN_NANOS;
+        if (floor && (stale || p99 < r.low)) {
+            r.low = p99;
             r.lowAt = now;
         } else if (stale) {
             r.low = 0; // measured again: elastic work at its floor for a window

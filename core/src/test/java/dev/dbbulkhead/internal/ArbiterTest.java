@@ -14,7 +14,7 @@ import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * The arbiter over real {@link Permits}, without a database: the shared limit under races (callers of a regular and an
@@ -45,23 +45,32 @@ class ArbiterTest {
         }
     }
 
-    @ParameterizedTest(name = "virtual threads: {0}")
-    @ValueSource(booleans = {false, true})
-    void theSharedLimitHoldsWhateverTheInterleaving(boolean virtual) throws Exception {
+    @ParameterizedTest(name = "virtual threads: {0}, a second elastic workload: {1}")
+    @CsvSource({"false, false", "true, false", "false, true", "true, true"})
+    void theSharedLimitHoldsWhateverTheInterleaving(boolean virtual, boolean third) throws Exception {
         int shared = 6;
-        var regular = member(5, 50, false);
+        // Regular operations of 0.5 ms against an objective of 1 ms, in turns of 2 ms ones (late): windows met and
+        // missed in turn, so that the elastic allowances grow, halve and fall to the floor while callers come and go.
+        var regular = new Arbiter.Member(new Permits(third ? 4 : 5, 50), false, java.time.Duration.ofMillis(1));
         var elastic = member(6, 50, true);
-        var arbiter = new Arbiter(shared, List.of(regular, elastic), 0);
-        apply(regular, elastic);
+        var second = member(6, 50, true);
+        var members = third ? List.of(regular, elastic, second) : List.of(regular, elastic);
+        var arbiter = new Arbiter(shared, members, 0);
+        var all = members.toArray(Arbiter.Member[]::new);
+        apply(all);
         var inFlight = new AtomicInteger();
         var most = new AtomicInteger();
+        var grew = new AtomicInteger();
+        var halved = new AtomicInteger();
         var stop = new AtomicBoolean();
+        var late = new AtomicBoolean();
         var threads = new ArrayList<Thread>();
         ThreadFactory factory =
                 virtual ? Thread.ofVirtual().factory() : Thread.ofPlatform().factory();
         var started = new CountDownLatch(16);
         for (int i = 0; i < 16; i++) {
-            var m = i % 2 == 0 ? regular : elastic;
+            // Two regular callers, so that the headroom (their peak, and one) leaves the elastic ones room to grow.
+            var m = i < 2 ? regular : members.get(1 + i % (members.size() - 1));
             threads.add(factory.newThread(() -> {
                 started.countDown();
                 while (!stop.get()) {
@@ -80,6 +89,8 @@ class ArbiterTest {
                     LockSupport.parkNanos(1_000);
                     inFlight.decrementAndGet();
                     m.permits.exit(node);
+                    long latency = late.get() ? 2 * MS : MS / 2;
+                    m.released(latency, latency);
                 }
             }));
         }
@@ -90,7 +101,14 @@ class ArbiterTest {
         int ticks = 0;
         while (System.nanoTime() < end) {
             now += BarrierClock.TICK_MILLIS * MS; // as if a tick's time passed: windows end, congestion comes and goes
-            tick(arbiter, now, regular, elastic);
+            late.set(ticks / 100 % 4 == 3); // one turn in four late: windows of 20 ticks met, then missed
+            int before = elastic.allowance;
+            tick(arbiter, now, all);
+            if (elastic.allowance > before) {
+                grew.incrementAndGet();
+            } else if (elastic.allowance < before) {
+                halved.incrementAndGet();
+            }
             ticks++;
             if (ticks % 7 == 0) {
                 LockSupport.parkNanos(50_000);
@@ -101,13 +119,16 @@ class ArbiterTest {
             t.join();
         }
         assertThat(ticks).isGreaterThan(1_000);
+        assertThat(grew.get()).as("windows where an elastic allowance grew").isPositive();
+        assertThat(halved.get()).as("windows where it was cut").isPositive();
         assertThat(most.get())
-                .as("operations holding permits at once, of both workloads")
+                .as("operations holding permits at once, of every workload")
                 .isLessThanOrEqualTo(shared)
                 .isPositive();
-        assertThat(regular.permits.available() + elastic.permits.available())
-                .as("all permits back")
-                .isEqualTo(regular.permits.limit() + elastic.permits.limit());
+        for (Arbiter.Member m : members) {
+            assertThat(m.permits.available()).as("all permits back").isEqualTo(m.permits.limit());
+            assertThat(m.permits.limit()).as("each at least its floor").isPositive();
+        }
     }
 
     /** Elastic work that takes every permit it is allowed, at each tick: it is always at its limit. */
