@@ -181,15 +181,23 @@ class OverloadCommandTest {
                 .filteredOn(row -> row.startsWith("| s6-burst | 20") && row.contains(" at once | recommended |"))
                 .hasSize(1);
         assertThat(r.out()).contains("s2-locks at 2.0×: adaptive", "s4-mixed at 2.0×: adaptive");
-        // s5: fixed and adaptive, each with the budget split evenly and towards the interactive workload, and
-        // priorities (batch elastic beside interactive)
-        assertThat(Arrays.stream(r.out().split("\n"))
-                        .filter(l -> l.matches("\\| (db-bulkhead|adaptive) \\d+ / \\d+ \\|.*")))
-                .hasSize(4);
+        // s5: the sweep of fixed batch caps (1 to a quarter of the pool of 4: one), the first cut's fixed split, and
+        // priorities with interactive sized to its need and with the first cut's B; then the recovery run
+        assertThat(Arrays.stream(r.out().split("\n")).filter(l -> l.matches("\\| fixed cap \\d+ / \\d+ \\|.*")))
+                .hasSize(1);
+        assertThat(Arrays.stream(r.out().split("\n")).filter(l -> l.matches("\\| fixed \\d+ / \\d+ \\|.*")))
+                .hasSize(1);
         assertThat(Arrays.stream(r.out().split("\n"))
                         .filter(l -> l.matches("\\| priorities \\d+ / elastic \\d+ \\|.*")))
-                .hasSize(1);
+                .hasSize(2);
+        assertThat(r.out()).contains("best interactive-alone p99 of the run", "| s5 recovery (priorities ");
         assertThat(Files.readString(dir.resolve("capacity.md"))).contains("# Capacity scenarios", "| s3-step |");
+        var frontier = DocumentBuilderFactory.newInstance()
+                .newDocumentBuilder()
+                .parse(dir.resolve("s5-frontier.svg").toFile());
+        assertThat(frontier.getElementsByTagName("circle").getLength())
+                .as("a point per s5 configuration")
+                .isEqualTo(4);
         var svg = DocumentBuilderFactory.newInstance()
                 .newDocumentBuilder()
                 .parse(dir.resolve("capacity.svg").toFile());

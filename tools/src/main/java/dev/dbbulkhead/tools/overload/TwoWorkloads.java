@@ -54,7 +54,8 @@ final class TwoWorkloads {
      * ({@link #interactiveNeed}), the same with batch elastic ({@link #ours}), and the first cut's two configurations
      * (interactive given the rest of the pool).
      */
-    static List<Config> configs(int pool, int need) {
+    static List<Config> configs(int pool, int wanted) {
+        int need = fit(pool, wanted);
         var configs = new ArrayList<Config>();
         for (int cap = 1; cap <= Math.max(1, pool / 4); cap++) {
             configs.add(new Config("fixed cap " + need + " / " + cap, need, cap, Sharing.CAPPED));
@@ -67,8 +68,14 @@ final class TwoWorkloads {
     }
 
     /** The configuration the guide recommends: interactive sized to its need, batch elastic up to the pool. */
-    static Config ours(int pool, int need) {
+    static Config ours(int pool, int wanted) {
+        int need = fit(pool, wanted);
         return new Config("priorities " + need + " / elastic " + pool, need, pool, Sharing.PRIORITY);
+    }
+
+    /** The interactive B, at most what leaves the largest batch cap of the sweep its room in the pool. */
+    private static int fit(int pool, int need) {
+        return Math.max(1, Math.min(need, pool - Math.max(1, pool / 4)));
     }
 
     /** One run: interactive alone, then with batch. */
