@@ -74,13 +74,7 @@ public final class BatchJob {
      */
     public <T extends @Nullable Object> T chunk(SqlWork<T> work) throws SQLException, InterruptedException {
         Preconditions.notNull(work, "work");
-        while (true) {
-            try {
-                return admitted(workload.transaction(Deadline.in(chunkDeadline), work));
-            } catch (BulkheadRejectedException refused) {
-                slowDown(refused);
-            }
-        }
+        return paced(() -> workload.transaction(Deadline.in(chunkDeadline), work));
     }
 
     /**
@@ -91,19 +85,28 @@ public final class BatchJob {
      */
     public <T extends @Nullable Object> T step(Callable<T> step) throws Exception {
         Preconditions.notNull(step, "step");
+        return paced(step::call);
+    }
+
+    /** One try of a chunk or a step, throwing what it throws. */
+    @FunctionalInterface
+    private interface Attempt<T extends @Nullable Object, X extends Exception> {
+        T run() throws X, InterruptedException;
+    }
+
+    /** {@code attempt} until it is admitted: after each refusal that ran nothing, a pause. */
+    private <T extends @Nullable Object, X extends Exception> T paced(Attempt<T, X> attempt)
+            throws X, InterruptedException {
         while (true) {
             try {
-                return admitted(step.call());
+                T result = attempt.run();
+                chunks.incrementAndGet();
+                streak.set(0);
+                return result;
             } catch (BulkheadRejectedException refused) {
                 slowDown(refused);
             }
         }
-    }
-
-    private <T extends @Nullable Object> T admitted(T result) {
-        chunks.incrementAndGet();
-        streak.set(0);
-        return result;
     }
 
     /** Pauses after a refusal that ran nothing; rethrows any other. */

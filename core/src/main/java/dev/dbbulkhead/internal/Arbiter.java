@@ -31,8 +31,8 @@ import java.util.concurrent.atomic.LongAdder;
  * <ul>
  *   <li>no regular operation: the elastic allowance is all the room the headroom leaves, at once;</li>
  *   <li>an objective missed (more than 1 % of a workload's operations over it): the allowance halves, down to the
- *       floor when more than one in ten missed, and the level that missed is not tried again for 2, 4, … 64
- *       windows;</li>
+ *       floor when more than one in ten missed, and the level that missed is tried again only after 2, 4, … 64
+ *       windows met one below it;</li>
  *   <li>every objective met with room to spare (each p99 at most the objective over {@value #LEARNED_MARGIN}: for a
  *       learned objective, no worse than at the floor): an elastic workload that used all its allowance gets one
  *       more; met without that margin, it stays.</li>
@@ -104,7 +104,7 @@ final class Arbiter {
         private int peak;
         /** Elastic: the mean hold, over the windows (0 before the first). */
         private long holdNanos;
-        /** Elastic: the level that last missed, the windows it waits before that level again, and until which. */
+        /** Elastic: the lowest level that missed lately, and how many windows met below it it waits for. */
         private int failed = Integer.MAX_VALUE;
 
         private int backoff = 1;
@@ -118,13 +118,6 @@ final class Arbiter {
             this.allowance = elastic ? 1 : permits.concurrent();
             this.objectiveSet = objective.isZero() ? 0 : Nanos.of(objective);
             this.objective = objectiveSet;
-            if (elastic) {
-                state = Sharing.State.LEARNING;
-            }
-        }
-
-        Member(Permits permits, boolean elastic) {
-            this(permits, elastic, Duration.ZERO);
         }
 
         /** An operation ended after {@code callNanos} from its call (permit wait plus hold), holding {@code held}. */

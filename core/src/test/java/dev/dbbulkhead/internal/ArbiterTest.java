@@ -27,7 +27,7 @@ class ArbiterTest {
 
     /** A workload under the arbiter whose cap is its limit (no adaptive level). */
     private static Arbiter.Member member(int concurrent, int extraSlots, boolean elastic) {
-        return new Arbiter.Member(new Permits(concurrent, extraSlots), elastic);
+        return new Arbiter.Member(new Permits(concurrent, extraSlots), elastic, Duration.ZERO);
     }
 
     /** A tick of the barrier's clock: the share-out, then each workload's limit set to its cap. */
@@ -51,7 +51,7 @@ class ArbiterTest {
         int shared = 6;
         // Regular operations of 0.5 ms against an objective of 1 ms, in turns of 2 ms ones (late): windows met and
         // missed in turn, so that the elastic allowances grow, halve and fall to the floor while callers come and go.
-        var regular = new Arbiter.Member(new Permits(third ? 4 : 5, 50), false, java.time.Duration.ofMillis(1));
+        var regular = new Arbiter.Member(new Permits(third ? 4 : 5, 50), false, Duration.ofMillis(1));
         var elastic = member(6, 50, true);
         var second = member(6, 50, true);
         var members = third ? List.of(regular, elastic, second) : List.of(regular, elastic);

@@ -169,19 +169,13 @@ public final class DbBulkheadMetrics implements BulkheadListener {
                     LATENCY_OBJECTIVE,
                     "p99 latency objective elastic work must leave",
                     w,
-                    x -> {
-                        Duration o = read(x).objective();
-                        return o == null ? Double.NaN : o.toNanos() / 1e9;
-                    },
+                    x -> seconds(read(x).objective()),
                     tags);
             seconds(
                     LATENCY_P99,
                     "p99 of permit wait plus hold, last window",
                     w,
-                    x -> {
-                        Duration p = read(x).recentP99();
-                        return p == null ? Double.NaN : p.toNanos() / 1e9;
-                    },
+                    x -> seconds(read(x).recentP99()),
                     tags);
         }
         for (Sharing.State state : Sharing.State.values()) {
@@ -190,6 +184,11 @@ public final class DbBulkheadMetrics implements BulkheadListener {
                     .tags(tags.and(STATE, state.name().toLowerCase(Locale.ROOT)))
                     .register(registry);
         }
+    }
+
+    /** {@code d} in seconds; NaN when there is none (yet). */
+    private static double seconds(@Nullable Duration d) {
+        return d == null ? Double.NaN : d.toNanos() / 1e9;
     }
 
     /** The workload's place under priorities; present for every workload of a barrier with an elastic one. */
