@@ -13,6 +13,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.Callable;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 
 /**
@@ -94,34 +97,48 @@ final class TwoWorkloads {
     }
 
     Run once(Config config, double interactiveRate, double batchRate, long seed) throws Exception {
-        var interactiveWork = new CapacityScenario.Work(CapacityScenario.S2_LOCKS, 0, locks, INTERACTIVE_MS);
-        var batchWork = new CapacityScenario.Work(CapacityScenario.S2_LOCKS, 0, locks, BATCH_MS);
         CapacityRun alone;
         try (var ds = pools.get()) {
-            var gates = gates(ds, config);
-            alone = CapacityRun.run(
-                    gates[0], interactiveWork, interactiveRate, seconds, INTERACTIVE_DEADLINE_MS * 1_000_000, seed);
+            alone = interactive(gates(ds, config)[0], interactiveRate, seed, 0);
         }
         try (var ds = pools.get()) {
             var gates = gates(ds, config);
-            var batch = new CapacityRun[1];
-            var failure = new Exception[1];
-            Thread batchThread = Thread.ofPlatform().name("s5-batch").start(() -> {
-                try {
-                    batch[0] = CapacityRun.run(
-                            gates[1], batchWork, batchRate, seconds, BATCH_DEADLINE_MS * 1_000_000, seed + 1);
-                } catch (Exception e) {
-                    failure[0] = e;
-                }
-            });
-            var interactive = CapacityRun.run(
-                    gates[0], interactiveWork, interactiveRate, seconds, INTERACTIVE_DEADLINE_MS * 1_000_000, seed);
-            batchThread.join();
-            if (failure[0] != null) {
-                throw failure[0];
-            }
-            return new Run(alone, interactive, batch[0]);
+            var both = besideBatch(
+                    gates[1], batchRate, seconds, seed + 1, () -> interactive(gates[0], interactiveRate, seed, 0));
+            return new Run(alone, both.interactive(), both.batch());
         }
+    }
+
+    /** The interactive workload's operations through {@code gate} for one run's length; see {@link CapacityRun#run}. */
+    private CapacityRun interactive(CapacityGates.Gate gate, double rate, long seed, double settleSeconds)
+            throws InterruptedException {
+        var work = new CapacityScenario.Work(CapacityScenario.S2_LOCKS, 0, locks, INTERACTIVE_MS);
+        return CapacityRun.run(gate, work, rate, seconds, INTERACTIVE_DEADLINE_MS * 1_000_000, seed, settleSeconds);
+    }
+
+    /** What {@code interactive} returned, run on this thread, and the batch run beside it. */
+    private record Beside<T>(T interactive, CapacityRun batch) {}
+
+    /** {@code interactive} on this thread while batch runs through {@code gate} at {@code rate} on a thread of its own. */
+    private <T> Beside<T> besideBatch(
+            CapacityGates.Gate gate, double rate, double batchSeconds, long seed, Callable<T> interactive)
+            throws Exception {
+        var work = new CapacityScenario.Work(CapacityScenario.S2_LOCKS, 0, locks, BATCH_MS);
+        var batch = new AtomicReference<CapacityRun>();
+        var failure = new AtomicReference<Exception>();
+        Thread batchThread = Thread.ofPlatform().name("s5-batch").start(() -> {
+            try {
+                batch.set(CapacityRun.run(gate, work, rate, batchSeconds, BATCH_DEADLINE_MS * 1_000_000, seed));
+            } catch (Exception e) {
+                failure.set(e);
+            }
+        });
+        T result = interactive.call();
+        batchThread.join();
+        if (failure.get() != null) {
+            throw failure.get();
+        }
+        return new Beside<>(result, Objects.requireNonNull(batch.get(), "the batch run ended"));
     }
 
     private CapacityGates.Gate[] gates(HikariDataSource ds, Config c) {
@@ -210,36 +227,28 @@ final class TwoWorkloads {
                     + "interactive / batch |");
             lines.add("|---|---:|---:|---:|---:|---:|---:|---:|");
         }
-        var rows = runs.entrySet().stream()
-                .map(e -> Row.of(e.getKey(), e.getValue()))
-                .toList();
+        var entries = List.copyOf(runs.entrySet());
+        var rows = entries.stream().map(e -> Row.of(e.getKey(), e.getValue())).toList();
         double best = bestAloneP99(rows);
         double qualifying = bestQualifyingBatch(rows);
-        for (var e : runs.entrySet()) {
-            Row row = Row.of(e.getKey(), e.getValue());
-            var list = e.getValue();
+        for (int i = 0; i < rows.size(); i++) {
+            Row row = rows.get(i);
+            var list = entries.get(i).getValue();
             lines.add(String.format(
                     Locale.ROOT,
-                    "| %s | %.0f× | %.0f, %.0f (%.0f–%.0f) | %.2f (≥ %.2f: %s) | %.1f, %.1f (%.1f–%.1f; ≤ %.1f: %s) "
-                            + "| %.1f (%.1f–%.1f) | %s | %.1f / %.1f |",
+                    "| %s | %.0f× | %.0f, %s | %.2f (≥ %.2f: %s) | %.1f, %s (≤ %.1f: %s) | %s | %s | %.1f / %.1f |",
                     row.config().label(),
                     load,
                     row.alone(),
-                    row.together(),
-                    min(list, r -> r.interactive().goodputInSlo()),
-                    max(list, r -> r.interactive().goodputInSlo()),
+                    Stats.spread(list, r -> r.interactive().goodputInSlo()),
                     row.together() / row.alone(),
                     GOODPUT_TARGET,
                     row.goodputMet() ? "met" : "missed",
                     row.p99Alone(),
-                    row.p99(),
-                    min(list, r -> Stats.ms(r.interactive().succeeded, 99)),
-                    max(list, r -> Stats.ms(r.interactive().succeeded, 99)),
+                    Stats.spread(list, r -> Stats.ms(r.interactive().succeeded, 99)),
                     P99_TARGET * best,
                     row.p99Met(best) ? "met" : "missed",
-                    row.batch(),
-                    min(list, r -> r.batch().goodputWithinRun()),
-                    max(list, r -> r.batch().goodputWithinRun()),
+                    Stats.spread(list, r -> r.batch().goodputWithinRun()),
                     Double.isNaN(qualifying)
                             ? "no fixed cap qualifies"
                             : String.format(
@@ -260,14 +269,6 @@ final class TwoWorkloads {
                 P99_TARGET * best,
                 Double.isNaN(qualifying) ? "none" : String.format(Locale.ROOT, "%.1f/s", qualifying)));
         return lines;
-    }
-
-    private static <R> double min(List<R> list, java.util.function.ToDoubleFunction<R> metric) {
-        return list.stream().mapToDouble(metric).min().orElse(Double.NaN);
-    }
-
-    private static <R> double max(List<R> list, java.util.function.ToDoubleFunction<R> metric) {
-        return list.stream().mapToDouble(metric).max().orElse(Double.NaN);
     }
 
     /**
@@ -371,51 +372,22 @@ final class TwoWorkloads {
                 + "stops, s | interactive p99 ms from " + RECOVERY_SECONDS + " s after it returns | batch /s while "
                 + "interactive runs, alone |");
         lines.add("|---|---:|---:|---:|---:|");
-        var interactiveWork = new CapacityScenario.Work(CapacityScenario.S2_LOCKS, 0, locks, INTERACTIVE_MS);
-        var batchWork = new CapacityScenario.Work(CapacityScenario.S2_LOCKS, 0, locks, BATCH_MS);
         for (int r = 0; r < repetitions; r++) {
             System.gc();
             try (var ds = pools.get()) {
                 var gates = gates(ds, config);
-                var batch = new CapacityRun[1];
-                var failure = new Exception[1];
                 long seed = 1000L * r + 11;
-                Thread batchThread = Thread.ofPlatform().name("s5-batch").start(() -> {
-                    try {
-                        batch[0] = CapacityRun.run(
-                                gates[1],
-                                batchWork,
-                                load * capacities[1],
-                                3 * seconds,
-                                BATCH_DEADLINE_MS * 1_000_000,
-                                seed);
-                    } catch (Exception e) {
-                        failure[0] = e;
-                    }
-                });
                 long begin = System.nanoTime();
-                CapacityRun.run(
-                        gates[0],
-                        interactiveWork,
-                        capacities[0] / 2,
-                        seconds,
-                        INTERACTIVE_DEADLINE_MS * 1_000_000,
-                        seed + 1);
-                double stopped = (System.nanoTime() - begin) / 1e9;
-                Thread.sleep((long) (1000 * seconds));
-                var back = CapacityRun.run(
-                        gates[0],
-                        interactiveWork,
-                        capacities[0] / 2,
-                        seconds,
-                        INTERACTIVE_DEADLINE_MS * 1_000_000,
-                        seed + 2,
-                        RECOVERY_SECONDS);
-                batchThread.join();
-                if (failure[0] != null) {
-                    throw failure[0];
-                }
-                double after = recoveredAfter(batch[0], stopped, RECOVERY_TARGET * capacities[1]);
+                var stopped = new double[1];
+                var both = besideBatch(gates[1], load * capacities[1], 3 * seconds, seed, () -> {
+                    interactive(gates[0], capacities[0] / 2, seed + 1, 0);
+                    stopped[0] = (System.nanoTime() - begin) / 1e9;
+                    Thread.sleep((long) (1000 * seconds));
+                    return interactive(gates[0], capacities[0] / 2, seed + 2, RECOVERY_SECONDS);
+                });
+                CapacityRun back = both.interactive();
+                CapacityRun batch = both.batch();
+                double after = recoveredAfter(batch, stopped[0], RECOVERY_TARGET * capacities[1]);
                 double p99 = Stats.ms(back.settled, 99);
                 lines.add(String.format(
                         Locale.ROOT,
@@ -427,8 +399,8 @@ final class TwoWorkloads {
                         p99,
                         P99_TARGET * best,
                         p99 <= P99_TARGET * best ? "met" : "missed",
-                        batch[0].phaseGoodput(0),
-                        batch[0].phaseGoodput(1)));
+                        batch.phaseGoodput(0),
+                        batch.phaseGoodput(1)));
             }
             progress.step("s5 recovery, repetition " + (r + 1));
         }

@@ -123,30 +123,25 @@ public final class Svg {
         /** A dashed grey vertical at {@code value}, labelled at its top. */
         public Lines vertical(double value, String label) {
             double lx = px(value);
-            s.append(String.format(
-                    Locale.ROOT,
-                    "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"gray\" "
-                            + "stroke-dasharray=\"4 3\"/>%n",
-                    lx,
-                    y,
-                    lx,
-                    y + h));
-            text(lx + 4, y + 12, label, "gray");
-            return this;
+            return dashed(lx, y, lx, y + h, label, lx + 4, y + 12);
         }
 
         /** A dashed grey level at {@code value}, labelled at its right end. */
         public Lines level(double value, String label) {
             double ly = py(value);
+            return dashed(x, ly, x + w, ly, label, x + w + 4, ly + 4);
+        }
+
+        /** A dashed grey line from ({@code x1}, {@code y1}) to ({@code x2}, {@code y2}), its label at ({@code lx}, {@code ly}). */
+        private Lines dashed(double x1, double y1, double x2, double y2, String label, double lx, double ly) {
             s.append(String.format(
                     Locale.ROOT,
-                    "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"gray\" "
-                            + "stroke-dasharray=\"4 3\"/>%n",
-                    x,
-                    ly,
-                    x + w,
-                    ly));
-            text(x + w + 4, ly + 4, label, "gray");
+                    "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"gray\" stroke-dasharray=\"4 3\"/>%n",
+                    x1,
+                    y1,
+                    x2,
+                    y2));
+            text(lx, ly, label, "gray");
             return this;
         }
     }
