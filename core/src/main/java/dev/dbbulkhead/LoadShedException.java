@@ -5,9 +5,11 @@ import java.time.Duration;
 
 /**
  * Refused at once by a workload with a {@link QueuePolicy#DEADLINE} queue that is overloaded: its door has kept
- * refusing callers (more demand than it serves, not a burst its callers' deadlines absorb), so it admits newcomers
- * only for a short queue delay, and this caller's expected wait was longer. Shedding the excess at once keeps the
- * callers it serves fresh and their waits short. It holds nothing.
+ * refusing callers it could not serve in time (more demand than it serves, not a burst its callers' deadlines
+ * absorb), and this caller's expected wait for a permit was longer than it may wait. While not overloaded such a
+ * caller is admitted unless its chance to start in time is below 1 % ({@link WouldTimeOutException}); overloaded, an
+ * even chance of being served late is refused, so that the line holds callers who will be served. A caller whose
+ * expected wait fits is never shed. It holds nothing.
  */
 public final class LoadShedException extends BulkheadRejectedException {
     private final long expectedWaitNanos;
@@ -22,7 +24,8 @@ public final class LoadShedException extends BulkheadRejectedException {
     @Override
     String describe() {
         return "overloaded: an expected wait of " + millis(expectedWaitNanos) + " for an execution permit, longer than "
-                + "the " + millis(targetNanos) + " queue delay admitted while the workload sheds load; refused at once";
+                + "the " + millis(targetNanos) + " it may wait, while the workload refuses callers it cannot serve in "
+                + "time; refused at once";
     }
 
     /** The expected wait for an execution permit. */
@@ -30,7 +33,7 @@ public final class LoadShedException extends BulkheadRejectedException {
         return Duration.ofNanos(expectedWaitNanos);
     }
 
-    /** The queue delay the overloaded workload admitted newcomers for. */
+    /** The longest expected wait the overloaded workload admitted this caller for: what it may wait. */
     public Duration targetQueueDelay() {
         return Duration.ofNanos(targetNanos);
     }

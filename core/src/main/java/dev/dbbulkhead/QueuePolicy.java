@@ -16,14 +16,9 @@ public enum QueuePolicy {
      * fast the workload's permits come back), leaves it time for its work (a high quantile of the workload's recent
      * holds) before its deadline; otherwise it is refused at once ({@link WouldTimeOutException}). A waiter leaves
      * when it can no longer finish in time, not at its deadline. While the queue keeps refusing callers (sustained
-     * overload, not a burst that the deadline absorbs), newcomers are admitted only for a short queue delay, so that
-     * the callers served are fresh and the rest are answered at once. Q is then only a memory cap: size it large
-     * ({@link WorkloadConfig#recommended}).
+     * overload, not a burst that the deadline absorbs), a newcomer whose expected wait is longer than it may wait is
+     * refused at once ({@link LoadShedException}); one whose expected wait fits is admitted, however long the line. Q
+     * is then only a memory cap: size it large ({@link WorkloadConfig#recommended}).
      */
-    DEADLINE,
-    /**
-     * {@link #DEADLINE}, and while the queue keeps refusing callers the newest waiter is served first (adaptive
-     * LIFO): measured against it in {@code docs/performance.md}.
-     */
-    DEADLINE_NEWEST_FIRST
+    DEADLINE
 }

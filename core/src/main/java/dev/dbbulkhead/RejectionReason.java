@@ -15,8 +15,8 @@ public enum RejectionReason {
      */
     WOULD_TIME_OUT,
     /**
-     * A {@link QueuePolicy#DEADLINE} queue under sustained overload admitted newcomers only for a short queue delay,
-     * and this caller's expected wait was longer: refused at once. {@link LoadShedException}.
+     * A {@link QueuePolicy#DEADLINE} queue under sustained overload, and this caller's expected wait was longer than
+     * it may wait: refused at once. {@link LoadShedException}.
      */
     LOAD_SHED,
     /**

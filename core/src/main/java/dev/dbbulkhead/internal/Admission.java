@@ -175,7 +175,7 @@ final class Admission implements PermitLease.Owner {
                         RejectionReason.LOAD_SHED,
                         0,
                         rejections.loadShed(
-                                snapshot(shed.allowedNanos(), kind), shed.expectedNanos(), shed.targetNanos()));
+                                snapshot(shed.allowedNanos(), kind), shed.expectedNanos(), shed.allowedNanos()));
         };
     }
 

@@ -12,33 +12,26 @@ import dev.dbbulkhead.QueuePolicy;
  * back at random at the measured rate: {@link StartChance}) is refused at once (a prediction, which admission audits);
  * one admitted waits that long at most, then leaves.
  *
- * <p>A burst that the deadline absorbs is admitted whole. A door that keeps refusing is not looking at a burst but at
- * more demand than the workload serves: while, in the last {@value #OVERLOAD_MILLIS} ms, it has refused anyone or a
- * waiter has left unserved, a {@code DEADLINE} queue sheds newcomers whose expected wait exceeds a short queue delay
- * ({@link #sheddingTargetNanos}: a few permits coming back, 5 ms at least; controlled delay, at the door), so that the callers it serves are fresh, its successes wait
- * little and its refusals are told at once; and a {@code DEADLINE_NEWEST_FIRST} queue also serves the newest waiter
- * first. Nobody already admitted is refused for it, and an admitted caller keeps its whole wait: the target decides
- * who comes in, not how long those inside may wait.
+ * <p>A burst that the deadline absorbs is admitted whole, and so is a closed loop of callers whose wait (their number
+ * over the rate permits come back) fits in what they may wait: that line is long, but it serves everyone in time. A
+ * door that keeps refusing is looking at more demand than the workload serves: while, in the last
+ * {@value #OVERLOAD_MILLIS} ms, it has refused anyone or a waiter has left unserved, a {@code DEADLINE} queue sheds a
+ * newcomer whose expected wait (the mean, not the 1 % chance) is longer than it may wait, since an even chance of
+ * being served late is then most of the line's. Nobody whose expected wait fits is refused, overloaded or not (2026-12-07: shedding beyond a 5 ms
+ * queue delay refused callers the bare pool served in time, and their clients came straight back).
  *
  * <p>Thread-safe; the overload state is one racy timestamp.
  */
 final class Door {
     /** The workload is overloaded while its door has refused someone, or a waiter left unserved, within this long. */
     static final long OVERLOAD_MILLIS = 100;
-    /** Under overload, newcomers are admitted for a queue delay of at least this long... */
-    static final long TARGET_MILLIS = 5;
-    /** ...or of this many permits coming back, whichever is longer: enough that a freed permit finds a waiter. */
-    static final int TARGET_RELEASES = 4;
 
     private static final long OVERLOAD_NANOS = OVERLOAD_MILLIS * 1_000_000;
-    private static final long TARGET_NANOS = TARGET_MILLIS * 1_000_000;
 
     private final Drain drain;
     private final Permits permits;
     /** A {@code DEADLINE} queue: the reserve and the overload rules; else the article's queue with prediction. */
     private final boolean deadline;
-
-    private final boolean newestFirst;
     /** When the door last refused someone; 0: never. */
     private volatile long refusedAt;
 
@@ -46,7 +39,6 @@ final class Door {
         this.drain = drain;
         this.permits = permits;
         this.deadline = policy != QueuePolicy.FIFO;
-        this.newestFirst = policy == QueuePolicy.DEADLINE_NEWEST_FIRST;
     }
 
     /** The wait expected at {@code now} for a caller at the end of the line, under {@code limit}; 0 with a permit free. */
@@ -79,18 +71,6 @@ final class Door {
     boolean overloaded(long now) {
         long at = refusedAt;
         return deadline && at != 0 && now - at < OVERLOAD_NANOS;
-    }
-
-    /** Serves the newest waiter first while {@code overloaded}, on a {@code DEADLINE_NEWEST_FIRST} queue. */
-    void serveNewestFirst(boolean overloaded) {
-        if (newestFirst && permits.newestFirst() != overloaded) {
-            permits.newestFirst(overloaded);
-        }
-    }
-
-    /** The queue delay a newcomer is admitted for while the workload is overloaded, under {@code limit}. */
-    long sheddingTargetNanos(int limit) {
-        return Math.max(TARGET_NANOS, TARGET_RELEASES * drain.meanNanos() / Math.max(1, limit));
     }
 
     /** A caller was refused at {@code now}, or left the queue unserved: the line is longer than the workload serves. */

@@ -15,7 +15,7 @@ import org.jspecify.annotations.Nullable;
  * <p>State word: bits 32–62 the admitted count (≤ L + Q), bit 31 "take the locked path", bits 0–30 the free
  * execution permits (≤ B). The bit is set while anyone is queued, while a lower limit is owed permits, or while a
  * grant has not been acknowledged; while anyone is queued no execution permit is free (a release hands its permit
- * straight to the oldest waiter, or the newest while {@link #newestFirst} is set), so a newcomer never overtakes a
+ * straight to the oldest waiter), so a newcomer never overtakes a
  * waiter. The queue, the list of grants and the bit
  * change only under the queue lock ({@link QueueLock}); the counts change by CAS, with or without it.
  *
@@ -90,8 +90,6 @@ final class Permits extends Padded.StateWord {
     private volatile int withheld;
     /** Execution permits a lower limit still has to take, from the next releases; written under lock. */
     private volatile int owed;
-    /** Serve the newest waiter first (adaptive LIFO, set by admission while overloaded); else the oldest. */
-    private volatile boolean newestFirst;
     /** Grants and queued callers taken back because their thread left; written under lock. */
     private volatile long reclaimed;
     /**
@@ -446,7 +444,7 @@ final class Permits extends Padded.StateWord {
             releasing.released = true;
             return null;
         }
-        Node next = nextWaiterLocked();
+        Node next = oldestWaiterLocked();
         if (next == null) {
             add(1 - ONE_ADMITTED);
             releasing.released = true;
@@ -456,21 +454,6 @@ final class Permits extends Padded.StateWord {
         releasing.released = true;
         grantLocked(next);
         return next;
-    }
-
-    /** The waiter to serve next: the oldest, or the newest while {@link #newestFirst(boolean)} says so. */
-    @GuardedBy("lock")
-    private @Nullable Node nextWaiterLocked() {
-        if (!newestFirst) {
-            return oldestWaiterLocked();
-        }
-        Node n = tail;
-        while (n != null && n.left()) {
-            cancelLocked(n);
-            reclaimed++;
-            n = tail;
-        }
-        return n;
     }
 
     /** The head of the queue, after cancelling every queued node at the head whose owner left. */
@@ -631,7 +614,7 @@ final class Permits extends Padded.StateWord {
                 woken = new Node[give];
                 for (int i = 0; i < give; i++) {
                     withheld--;
-                    Node next = nextWaiterLocked();
+                    Node next = oldestWaiterLocked();
                     if (next == null) {
                         add(1);
                     } else {
@@ -665,18 +648,6 @@ final class Permits extends Padded.StateWord {
                 return;
             }
         }
-    }
-
-    /**
-     * Whether a freed permit goes to the newest waiter (adaptive LIFO, while a workload is overloaded) instead of the
-     * oldest. Takes effect at the next release; waiters keep their place.
-     */
-    void newestFirst(boolean newest) {
-        this.newestFirst = newest;
-    }
-
-    boolean newestFirst() {
-        return newestFirst;
     }
 
     /** B: the execution permits this structure was built with. */

@@ -23,7 +23,7 @@ public interface Rejections {
      */
     BulkheadRejectedException wouldTimeOut(Snapshot state, long expectedWaitNanos, long waitedNanos);
 
-    /** Shed at once: the workload is overloaded and admits newcomers only for {@code targetNanos} of queue delay. */
+    /** Shed at once: the workload is overloaded and admits newcomers only for {@code targetNanos} of expected wait. */
     BulkheadRejectedException loadShed(Snapshot state, long expectedWaitNanos, long targetNanos);
 
     /** Refused at once: the workload contended, and the caller's kind ({@link Snapshot#kind()}) at its {@code cap}. */

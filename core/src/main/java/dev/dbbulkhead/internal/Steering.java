@@ -129,12 +129,9 @@ final class Steering implements Controls {
             door.refused(now);
             return new Verdict.WouldTimeOut(expected, allowed.waitNanos());
         }
-        boolean overloaded = door.overloaded(now);
-        door.serveNewestFirst(overloaded);
-        long target = overloaded ? door.sheddingTargetNanos(limit) : 0;
-        if (target > 0 && expected > target) {
+        if (door.overloaded(now) && expected > allowed.waitNanos()) {
             door.refused(now);
-            return new Verdict.Shed(expected, target, allowed.waitNanos());
+            return new Verdict.Shed(expected, allowed.waitNanos());
         }
         return allowed;
     }

@@ -1,6 +1,5 @@
 package dev.dbbulkhead.internal;
 
-import org.jetbrains.lincheck.datastructures.BooleanGen;
 import org.jetbrains.lincheck.datastructures.IntGen;
 import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
 import org.jetbrains.lincheck.datastructures.Operation;
@@ -175,8 +174,7 @@ public class PermitsModelCheckTest {
     }
 
     /**
-     * Waiters that fail half-way or leave without settling, beside ordinary callers, B = 1, Q = 2, the order of service
-     * flipping between oldest and newest first. A grant made to a
+     * Waiters that fail half-way or leave without settling, beside ordinary callers, B = 1, Q = 2. A grant made to a
      * waiter in the instant before it abandons or leaves is out of circulation until it or the next locked operation
      * takes it back, which no sequential order shows: so this model checks conservation only (every result is "done"), in every
      * interleaving: its operations return nothing.
@@ -256,15 +254,6 @@ public class PermitsModelCheckTest {
                 return;
             }
             acquired(tid, entry == Permits.Entry.ACQUIRED, node);
-        }
-
-        /**
-         * The order a freed permit is handed in flips (a {@code DEADLINE_NEWEST_FIRST} workload starting or stopping
-         * to shed load) while others wait, leave and release: the newest waiter may be one that left.
-         */
-        @Operation
-        public void newestFirst(@Param(gen = BooleanGen.class) boolean newest) {
-            permits.newestFirst(newest);
         }
     }
 

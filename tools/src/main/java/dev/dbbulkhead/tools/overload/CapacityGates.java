@@ -85,8 +85,6 @@ final class CapacityGates {
         FIFO_DEEP("fifo-deep"),
         /** {@link QueuePolicy#DEADLINE}, Q = 64 B. */
         DEADLINE("deadline"),
-        /** {@link QueuePolicy#DEADLINE_NEWEST_FIRST}, Q = 64 B. */
-        DEADLINE_NEWEST("deadline-newest"),
         /** The deadline queue with the adaptive limit behind it. */
         DEADLINE_ADAPTIVE("deadline-adaptive"),
         /** {@link WorkloadConfig#recommended} without kinds of operation: what the documentation recommended before. */
@@ -177,15 +175,12 @@ final class CapacityGates {
                         .workload("w", concurrent, WorkloadConfig.RECOMMENDED_SLOTS_PER_PERMIT * concurrent)
                         .build()
                         .workload("w"));
-            case DEADLINE, DEADLINE_NEWEST ->
+            case DEADLINE ->
                 audited(
                         pool,
                         label,
                         WorkloadConfig.recommended("w", concurrent).toBuilder()
-                                .queue(
-                                        config.kind() == Kind.DEADLINE
-                                                ? QueuePolicy.DEADLINE
-                                                : QueuePolicy.DEADLINE_NEWEST_FIRST)
+                                .queue(QueuePolicy.DEADLINE)
                                 .predictionAudit(AUDIT)
                                 .build());
             case DEADLINE_ADAPTIVE ->
