@@ -206,7 +206,7 @@ public final class DbBulkhead {
         private String name = "db";
         private int poolSize = -1;
         private int sharedLimit = -1;
-        /** The shared limit the workloads are arbitrated under, once checked; 0: none (no elastic workload). */
+        /** The shared limit the workloads are arbitrated under, once checked; 0: none (no elastic or borrowing one). */
         private int arbitrated;
         /** The pool's size as given or read, once checked; -1: unknown. */
         private int knownPoolSize = -1;
@@ -439,6 +439,9 @@ public final class DbBulkhead {
                         pool,
                         source.getClass().getName(),
                         sum - pool);
+            }
+            if (workloads.size() > 1 && workloads.values().stream().anyMatch(WorkloadConfig::borrowing)) {
+                arbitrated = (int) Math.min(Integer.MAX_VALUE, Math.max(sharedLimit, sum)); // what borrowers share
             }
         }
 

@@ -29,7 +29,8 @@ public record WorkloadConfig(
         int adaptiveLimitMin,
         Optional<Duration> adaptiveLatencyTarget,
         boolean kinds,
-        Optional<Duration> latencyObjective) {
+        Optional<Duration> latencyObjective,
+        boolean borrowing) {
 
     /**
      * Every setting, checked together; prefer {@link #builder(String)}, which reads better and has the defaults.
@@ -50,6 +51,8 @@ public record WorkloadConfig(
      *     Builder#kinds})
      * @param latencyObjective a regular workload's latency objective under priorities ({@link
      *     Builder#latencyObjective}); empty: learned
+     * @param borrowing whether a regular workload may use the permits other workloads leave idle, up to the
+     *     barrier's shared limit ({@link Builder#borrowing})
      * @throws InvalidSettingException naming the workload, the {@link Setting} and the value, for the first setting
      *     refused
      */
@@ -107,6 +110,11 @@ public record WorkloadConfig(
                 Setting.LATENCY_OBJECTIVE,
                 objective,
                 "is a regular workload's: an elastic workload yields to the regular workloads' objectives");
+        check.that(
+                !borrowing || priority == Priority.REGULAR,
+                Setting.BORROWING,
+                borrowing,
+                "is a regular workload's: an elastic workload already runs in what the regular ones leave");
     }
 
     /** A builder for the workload called {@code name}. */
@@ -122,11 +130,16 @@ public record WorkloadConfig(
     /**
      * What the measurements recommend for a workload of B = {@code concurrent}: a queue bounded by the callers'
      * deadlines ({@link QueuePolicy#DEADLINE}) with Q = {@value #RECOMMENDED_SLOTS_PER_PERMIT} × B as its memory cap,
-     * and kinds of operation learned ({@link Builder#kinds}: slow kinds capped while the workload is contended). Give
-     * its callers a {@link Deadline}. Why: {@code docs/performance.md}; how to size B: {@code docs/sizing.md}.
+     * and kinds of operation learned ({@link Builder#kinds}: slow kinds capped while the workload is contended), and
+     * the idle permits of the barrier's other workloads borrowed while they leave them ({@link Builder#borrowing}).
+     * Give its callers a {@link Deadline}. Why: {@code docs/performance.md}; how to size B: {@code docs/sizing.md}.
      */
     public static WorkloadConfig recommended(String name, int concurrent) {
-        var b = builder(name).concurrent(concurrent).queue(QueuePolicy.DEADLINE).kinds(true);
+        var b = builder(name)
+                .concurrent(concurrent)
+                .queue(QueuePolicy.DEADLINE)
+                .kinds(true)
+                .borrowing(true);
         return b.extraSlots((int) Math.min(
                         Integer.MAX_VALUE - (long) concurrent, (long) RECOMMENDED_SLOTS_PER_PERMIT * concurrent))
                 .build();
@@ -148,6 +161,7 @@ public record WorkloadConfig(
         b.adaptiveLatencyTarget = adaptiveLatencyTarget.orElse(null);
         b.kinds = kinds;
         b.latencyObjective = latencyObjective.orElse(null);
+        b.borrowing = borrowing;
         return b;
     }
 
@@ -189,6 +203,7 @@ public record WorkloadConfig(
         private @Nullable Duration adaptiveLatencyTarget;
         private boolean kinds;
         private @Nullable Duration latencyObjective;
+        private boolean borrowing;
 
         private Builder(String name) {
             this.name = new Check(name).workload();
@@ -296,6 +311,21 @@ public record WorkloadConfig(
             return this;
         }
 
+        /**
+         * Whether this regular workload may use the permits the barrier's other workloads leave idle, up to the shared
+         * limit ({@code DbBulkhead.Builder.sharedLimit}; by default the workloads' B added up, or the pool's size with
+         * an elastic workload). Its own B stays its guarantee, and so does every other workload's: while it borrows,
+         * an idle workload lends all its permits, and when its callers come back they get them back in admission order
+         * as the borrowed operations end (none is pre-empted): its first caller waits at most one borrowed hold and a
+         * tick of the barrier's clock (10 ms), so give a workload that lends a queue wait longer than that. Extra room
+         * goes to the borrowers in the order they were declared. Default off, as the article's barrier; on in
+         * {@link WorkloadConfig#recommended}. A barrier of one workload has nothing to borrow.
+         */
+        public Builder borrowing(boolean enabled) {
+            this.borrowing = enabled;
+            return this;
+        }
+
         /** The settings, checked together. */
         public WorkloadConfig build() {
             return new WorkloadConfig(
@@ -309,7 +339,8 @@ public record WorkloadConfig(
                     adaptiveLimitMin,
                     Optional.ofNullable(adaptiveLatencyTarget),
                     kinds,
-                    Optional.ofNullable(latencyObjective));
+                    Optional.ofNullable(latencyObjective),
+                    borrowing);
         }
     }
 }

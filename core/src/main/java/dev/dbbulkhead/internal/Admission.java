@@ -30,12 +30,12 @@ import org.jspecify.annotations.Nullable;
 final class Admission implements PermitLease.Owner {
     /** What a workload's admission shares with the barrier's other workloads. */
     record Shared(
-            String bulkhead,
-            Frames frames,
-            Telemetry telemetry,
-            Rejections rejections,
-            Leaks leaks,
-            boolean arbitrated) {}
+            String bulkhead, Frames frames, Telemetry telemetry, Rejections rejections, Leaks leaks, int sharedLimit) {
+        /** Whether the barrier shares a limit between its workloads (priorities or borrowing). */
+        boolean arbitrated() {
+            return sharedLimit > 0;
+        }
+    }
 
     /** How an admission ended: a lease holding both permits, or a refusal that nothing is held for. */
     private sealed interface Result {}
@@ -60,7 +60,12 @@ final class Admission implements PermitLease.Owner {
 
     Admission(Workload workload, WorkloadConfig config, Shared shared) {
         this.workload = workload;
-        this.permits = new Permits(config.concurrent(), config.extraSlots());
+        this.permits = new Permits(
+                config.concurrent(),
+                config.extraSlots(),
+                config.borrowing() && shared.arbitrated()
+                        ? (int) Math.min(shared.sharedLimit(), Integer.MAX_VALUE - (long) config.extraSlots())
+                        : config.concurrent());
         this.controls = Steering.of(workload, config, permits, shared.telemetry(), shared.arbitrated());
         this.controlled = controls.active();
         this.frames = shared.frames();

@@ -41,6 +41,13 @@ import java.util.concurrent.atomic.LongAdder;
  * {@value #PEAK_MILLIS} ms, or over one elastic hold if longer, plus one: what they may need while an elastic
  * operation admitted now still holds its permit. The allowance never takes it.
  *
+ * <p><b>Borrowing.</b> A regular workload that borrows ({@code WorkloadConfig.borrowing}) may have more than its B
+ * while the others leave permits idle: at each tick, once every workload has what it needs within its own B, what is
+ * left of S goes to the borrowers, in the order they were declared. While one wants more, a workload with nothing
+ * inside lends all its permits (its cap may be 0, the elastic floor included); when its callers come back, its demand
+ * lowers the borrowers' caps, and the permits they are owed come back as their operations end (nothing is
+ * pre-empted): the first caller of a lender waits at most one borrowed hold and a tick.
+ *
  * <p>Thread-safe: latencies and holds are added by releasing callers; the ticks run on the barrier's clock, one at a
  * time; what {@link Member#sharing} reads is written by the ticks only.
  */
@@ -72,6 +79,8 @@ final class Arbiter {
     static final class Member {
         final Permits permits;
         final boolean elastic;
+        /** Regular: it may use what the others leave idle, up to its permits' capacity (the shared limit). */
+        final boolean borrows;
         /** Regular: the objective set, 0 to learn it. */
         private final long objectiveSet;
         /** Regular: operations ended (and callers refused) in the current window, and those over the objective. */
@@ -112,8 +121,13 @@ final class Arbiter {
         private int waited;
 
         Member(Permits permits, boolean elastic, Duration objective) {
+            this(permits, elastic, objective, false);
+        }
+
+        Member(Permits permits, boolean elastic, Duration objective, boolean borrows) {
             this.permits = permits;
             this.elastic = elastic;
+            this.borrows = borrows && !elastic;
             this.cap = permits.concurrent();
             this.allowance = elastic ? 1 : permits.concurrent();
             this.objectiveSet = objective.isZero() ? 0 : Nanos.of(objective);
@@ -153,8 +167,23 @@ final class Arbiter {
 
         /** What it holds, what waits, and room to grow (a quarter of its B, at least one); at most B. */
         int demand() {
+            return Math.min(permits.concurrent(), wanted(false));
+        }
+
+        /**
+         * What it holds, what waits, and room to grow (a quarter of its B, at least one; none when idle and
+         * {@code lending}: an idle workload then lends every permit); at most what it may have.
+         */
+        int wanted(boolean lending) {
             int b = permits.concurrent();
-            return Math.min(b, permits.executing() + permits.waiting() + Math.max(1, b / 4));
+            int inside = permits.executing() + permits.waiting();
+            int grow = lending && inside == 0 ? 0 : Math.max(1, b / 4);
+            return Math.min(borrows ? permits.capacity() : b, inside + grow);
+        }
+
+        /** Of what it wants while {@code lending}, what is within its B and it does not have yet. */
+        int shortOfGuarantee(boolean lending) {
+            return Math.max(0, Math.min(permits.concurrent(), wanted(lending)) - cap);
         }
 
         void cap(int to) {
@@ -192,11 +221,14 @@ final class Arbiter {
     private long lastOps;
     /** Whether an elastic allowance grew at the last window's end: this window tries it. */
     private boolean probing;
+    /** Whether a regular workload borrows what the others leave idle. */
+    private final boolean borrowers;
 
     Arbiter(int shared, List<Member> members, long now) {
         this.shared = shared;
         this.regular = members.stream().filter(m -> !m.elastic).toList();
         this.elastic = members.stream().filter(m -> m.elastic).toList();
+        this.borrowers = regular.stream().anyMatch(m -> m.borrows);
         this.windowStart = now;
         for (Member e : elastic) {
             e.cap(1); // elastic work starts at its floor and grows as the regular objectives allow
@@ -363,28 +395,79 @@ final class Arbiter {
         return peak + 1;
     }
 
-    /** Every cap, keeping the bounds' sum within the shared limit: elastic targets first, then regular room. */
+    /**
+     * Every cap, keeping the bounds' sum within the shared limit: elastic targets first, then regular room, then what a
+     * borrowing workload wants beyond its B, out of what nobody else wants within theirs. While a borrower wants more,
+     * an idle workload lends every permit (its cap may be 0) and gets them back, as the borrowed operations end, once
+     * its callers come back.
+     */
     private void shareOut() {
+        boolean lending = false;
+        int beyond = 0; // what the borrowers want beyond their B
+        for (Member r : regular) {
+            int over = r.borrows ? r.wanted(false) - r.permits.concurrent() : 0;
+            lending |= over > 0;
+            beyond += Math.max(0, over);
+        }
         int regularDemand = 0;
         for (Member r : regular) {
-            regularDemand += r.demand();
+            regularDemand += Math.min(r.permits.concurrent(), r.wanted(lending));
         }
         int others = 0;
         for (Member e : elastic) {
-            int target = Math.max(1, Math.min(Math.min(e.allowance, e.demand()), shared - regularDemand - others));
             int room = shared - boundsBut(e);
-            e.cap(Math.max(1, Math.min(target, Math.max(e.permits.limit(), room))));
+            int floor = floor(e, lending, Math.max(e.permits.limit(), room));
+            int want = Math.min(e.allowance, e.wanted(lending));
+            int target = Math.max(floor, Math.min(want, shared - regularDemand - others));
+            e.cap(Math.max(floor, Math.min(target, Math.max(e.permits.limit(), room))));
             others += e.cap;
         }
         int wantedByElastic = 0;
         for (Member e : elastic) {
-            int target = Math.max(1, Math.min(Math.min(e.allowance, e.demand()), shared - regularDemand));
+            int want = Math.min(e.allowance, e.wanted(lending));
+            int target = Math.max(floor(e, lending, 1), Math.min(want, shared - regularDemand));
             wantedByElastic += Math.max(0, target - e.cap);
         }
         for (Member r : regular) {
             int room = shared - boundsBut(r);
-            int cap = Math.max(r.demand(), room - wantedByElastic);
-            r.cap(Math.max(1, Math.min(r.permits.concurrent(), Math.min(room, cap))));
+            int b = r.permits.concurrent();
+            int own = r.borrows ? Math.max(0, r.wanted(false) - b) : 0;
+            int cap = Math.max(Math.min(b, r.wanted(lending)), room - wantedByElastic - (beyond - own));
+            r.cap(Math.max(floor(r, lending, room), Math.min(b, Math.min(room, cap))));
+        }
+        if (lending) {
+            borrow(wantedByElastic);
+        }
+    }
+
+    /**
+     * The least cap of {@code m}, with {@code room} free for it: one permit (the elastic floor; a regular workload's
+     * first caller never waits), but none for a workload with nothing inside while a borrower wants more, and never
+     * more than the room where workloads borrow (a lender's permits come back as the borrowed operations end).
+     */
+    private int floor(Member m, boolean lending, int room) {
+        if (!borrowers) {
+            return 1;
+        }
+        boolean idle = m.permits.executing() + m.permits.waiting() == 0;
+        return lending && idle ? 0 : Math.max(0, Math.min(1, room));
+    }
+
+    /** Each borrower in turn gets what it wants beyond its B, out of the room nobody else wants within theirs. */
+    private void borrow(int wantedByElastic) {
+        for (Member r : regular) {
+            int want = r.borrows ? r.wanted(true) : 0;
+            if (want <= Math.max(r.cap, r.permits.concurrent())) {
+                continue;
+            }
+            int owed = 0;
+            for (Member o : regular) {
+                owed += o == r ? 0 : o.shortOfGuarantee(true);
+            }
+            int room = shared - boundsBut(r) - wantedByElastic - owed;
+            if (room > r.cap) {
+                r.cap(Math.min(want, room));
+            }
         }
     }
 

@@ -52,7 +52,7 @@ public final class Barrier {
                 telemetry,
                 options.rejections(),
                 new Leaks(leakThreshold, telemetry),
-                options.sharedLimit() > 0);
+                options.sharedLimit());
         var workloads = new ArrayList<WorkloadImpl>(configs.size());
         for (WorkloadConfig config : configs) {
             workloads.add(new WorkloadImpl(config, shared, runner));

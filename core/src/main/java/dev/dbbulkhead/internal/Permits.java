@@ -30,7 +30,7 @@ import org.jspecify.annotations.Nullable;
  * <p>An adaptive limit L ≤ B ({@link #limit(int)}) takes execution permits out of circulation without losing or
  * creating any: free ones at once ("withheld"), held ones as they are released ("owed", served before any waiter).
  * Raising L first cancels what is still owed, then hands withheld permits to the oldest waiters or frees them.
- * Always: free + held + granted + withheld = B.
+ * Always: free + held + granted + withheld = the capacity (B, or the shared limit for a workload that borrows).
  *
  * <p>Each caller brings its own {@link Node}, allocated before it takes anything. Every settlement is idempotent
  * (a retry after a stack overflow, an interrupt racing a grant, a reclaim racing nothing since the owner is gone)
@@ -69,6 +69,9 @@ final class Permits extends Padded.StateWord {
     }
 
     private final int concurrent;
+    /** The most L may be raised to: B, or the shared limit for a workload that borrows idle permits of others. */
+    private final int capacity;
+
     private final int extraSlots;
     /** L + Q: admission follows the limit, so that a lower L does not leave B − L more callers queued. */
     private volatile int maxAdmitted;
@@ -182,10 +185,20 @@ final class Permits extends Padded.StateWord {
 
     /** {@code concurrent + extraSlots} must fit in an int (checked by the caller). */
     Permits(int concurrent, int extraSlots) {
+        this(concurrent, extraSlots, concurrent);
+    }
+
+    /**
+     * B permits of {@code capacity} in circulation (the rest withheld until the limit is raised: a workload that may
+     * borrow the idle permits of others, up to the shared limit); {@code capacity + extraSlots} must fit in an int.
+     */
+    Permits(int concurrent, int extraSlots, int capacity) {
         this.concurrent = concurrent;
+        this.capacity = Math.max(concurrent, capacity);
         this.extraSlots = extraSlots;
         this.maxAdmitted = concurrent + extraSlots;
         this.limit = concurrent;
+        this.withheld = this.capacity - concurrent;
         this.state = concurrent;
     }
 
@@ -601,7 +614,7 @@ final class Permits extends Padded.StateWord {
         lock.lock();
         try {
             settleLeftLocked();
-            int take = concurrent - newLimit - withheld - owed; // > 0: withhold more; < 0: give back
+            int take = capacity - newLimit - withheld - owed; // > 0: withhold more; < 0: give back
             limit = newLimit;
             maxAdmitted = newLimit + extraSlots; // callers already admitted stay; new ones see the new bound
             if (take > 0) {
@@ -655,6 +668,11 @@ final class Permits extends Padded.StateWord {
         return concurrent;
     }
 
+    /** The most the limit may be raised to: B, or more for a workload that borrows. */
+    int capacity() {
+        return capacity;
+    }
+
     /** Q: the admission slots beyond the limit. */
     int extraSlots() {
         return extraSlots;
@@ -687,7 +705,7 @@ final class Permits extends Padded.StateWord {
 
     /** Operations holding (or granted) an execution permit (a racy sum of two fields: for observation). */
     int executing() {
-        return Math.max(0, concurrent - free(state) - withheld);
+        return Math.max(0, capacity - free(state) - withheld);
     }
 
     /** Callers queued for an execution permit. */

@@ -52,7 +52,8 @@ final class Steering implements Controls {
                 ? new Arbiter.Member(
                         permits,
                         config.priority() == Priority.ELASTIC,
-                        config.latencyObjective().orElse(Duration.ZERO))
+                        config.latencyObjective().orElse(Duration.ZERO),
+                        config.borrowing())
                 : null;
         this.adaptive = !config.adaptive()
                 ? null
@@ -203,7 +204,7 @@ final class Steering implements Controls {
     /** The limit in force: the adaptive limit's (or B), at most what the barrier's arbiter allows. */
     @Override
     public void apply() {
-        int level = adaptive == null ? permits.concurrent() : adaptive.wanted();
+        int level = adaptive == null ? permits.capacity() : adaptive.wanted();
         int limit = member == null ? level : Math.min(level, member.cap);
         if (limit != permits.limit()) {
             permits.limit(limit);

@@ -131,6 +131,134 @@ class ArbiterTest {
         }
     }
 
+    /** A regular workload that borrows what the others leave idle, up to {@code shared}. */
+    private static Arbiter.Member borrower(int concurrent, int shared) {
+        return new Arbiter.Member(new Permits(concurrent, 50, shared), false, Duration.ZERO, true);
+    }
+
+    @Test
+    void aBorrowerTakesWhatAnIdleWorkloadLeavesAndGivesItBackAsItsOperationsEnd() throws Exception {
+        int shared = 6;
+        var borrower = borrower(4, shared);
+        var lender = member(2, 50, false);
+        var arbiter = new Arbiter(shared, List.of(borrower, lender), 0);
+        var all = new Arbiter.Member[] {borrower, lender};
+        var held = new ArrayList<Permits.Node>();
+        fill(borrower, held);
+        assertThat(held).as("its B at first").hasSize(4);
+        for (int i = 1; i <= 4; i++) { // it grows by a quarter of its B a tick while it uses all it has
+            tick(arbiter, i * MS, all);
+            fill(borrower, held);
+        }
+        assertThat(held).as("all of the shared limit: the lender is idle").hasSize(shared);
+        assertThat(lender.permits.limit()).as("the idle lender lent all").isZero();
+        // The lender's caller comes back: it waits, holding a slot, for a borrowed permit to come back.
+        var waiter = new Permits.Node(Thread.currentThread());
+        assertThat(lender.permits.enter(waiter, true)).isEqualTo(Permits.Entry.MUST_WAIT);
+        assertThat(lender.permits.queue(waiter)).isEqualTo(Permits.Entry.MUST_WAIT);
+        tick(arbiter, 10 * MS, all);
+        assertThat(borrower.permits.limit())
+                .as("the borrower's limit drops at once")
+                .isLessThan(shared);
+        assertThat(lender.permits.limit())
+                .as("no room yet: every permit is still held")
+                .isZero();
+        borrower.permits.exit(held.removeLast()); // one borrowed operation ends: its permit is not given again
+        var again = new Permits.Node(Thread.currentThread());
+        assertThat(borrower.permits.enter(again, false)).isNotEqualTo(Permits.Entry.ACQUIRED);
+        tick(arbiter, 20 * MS, all);
+        assertThat(lender.permits.limit())
+                .as("the lender gets it back at the next tick")
+                .isPositive();
+        assertThat(lender.permits.await(waiter, 1_000 * MS))
+                .as("its waiter is granted the permit")
+                .isEqualTo(Permits.Entry.ACQUIRED);
+        lender.permits.exit(waiter);
+        for (Permits.Node n : held) {
+            borrower.permits.exit(n);
+        }
+        tick(arbiter, 30 * MS, all);
+        assertThat(borrower.permits.available() + lender.permits.available())
+                .as("every permit back, none created")
+                .isLessThanOrEqualTo(shared);
+    }
+
+    @ParameterizedTest(name = "virtual threads: {0}")
+    @CsvSource({"false", "true"})
+    void borrowersNeverHaveMoreThanTheSharedLimitInFlightWhateverTheInterleaving(boolean virtual) throws Exception {
+        int shared = 6;
+        var first = borrower(2, shared); // 2 + 2 + 1 and the elastic floor: the shared limit, as the builder checks
+        var second = borrower(2, shared);
+        var lender = member(1, 50, false);
+        var elastic = member(6, 50, true);
+        var members = List.of(first, second, lender, elastic);
+        var arbiter = new Arbiter(shared, members, 0);
+        var all = members.toArray(Arbiter.Member[]::new);
+        apply(all);
+        var inFlight = new AtomicInteger();
+        var most = new AtomicInteger();
+        var borrowed = new AtomicInteger();
+        var stop = new AtomicBoolean();
+        var threads = new ArrayList<Thread>();
+        ThreadFactory factory =
+                virtual ? Thread.ofVirtual().factory() : Thread.ofPlatform().factory();
+        var started = new CountDownLatch(16);
+        for (int i = 0; i < 16; i++) {
+            var m = members.get(i % members.size());
+            threads.add(factory.newThread(() -> {
+                started.countDown();
+                while (!stop.get()) {
+                    var node = new Permits.Node(Thread.currentThread());
+                    try {
+                        if (!Waits.acquire(m.permits, node, 200_000)) {
+                            LockSupport.parkNanos(20_000);
+                            continue;
+                        }
+                    } catch (InterruptedException e) {
+                        return;
+                    }
+                    most.accumulateAndGet(inFlight.incrementAndGet(), Math::max);
+                    if (m.permits.executing() > m.permits.concurrent()) {
+                        borrowed.incrementAndGet();
+                    }
+                    LockSupport.parkNanos(1_000);
+                    inFlight.decrementAndGet();
+                    m.permits.exit(node);
+                    m.released(MS / 2, MS / 2);
+                }
+            }));
+        }
+        threads.forEach(Thread::start);
+        started.await();
+        long now = 0;
+        long end = System.nanoTime() + 2_000 * MS;
+        int ticks = 0;
+        while (System.nanoTime() < end) {
+            now += BarrierClock.TICK_MILLIS * MS;
+            tick(arbiter, now, all);
+            ticks++;
+            if (ticks % 7 == 0) {
+                LockSupport.parkNanos(50_000);
+            }
+        }
+        stop.set(true);
+        for (Thread t : threads) {
+            t.join();
+        }
+        assertThat(ticks).isGreaterThan(1_000);
+        assertThat(most.get())
+                .as("operations holding permits at once, of every workload")
+                .isLessThanOrEqualTo(shared)
+                .isPositive();
+        assertThat(borrowed.get())
+                .as("operations run beyond their workload's B, on borrowed permits")
+                .isPositive();
+        for (Arbiter.Member m : members) {
+            assertThat(m.permits.executing()).as("nothing left held").isZero();
+            assertThat(m.permits.available()).as("all permits back").isEqualTo(m.permits.limit());
+        }
+    }
+
     /** Elastic work that takes every permit it is allowed, at each tick: it is always at its limit. */
     private static void fill(Arbiter.Member elastic, List<Permits.Node> held) throws InterruptedException {
         while (true) {
