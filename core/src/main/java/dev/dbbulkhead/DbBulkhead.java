@@ -12,6 +12,7 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.function.LongSupplier;
 import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
@@ -174,6 +175,18 @@ public final class DbBulkhead {
     /** The data source behind the barrier. */
     public DataSource dataSource() {
         return source;
+    }
+
+    /**
+     * What this barrier cannot keep on its database (on MySQL and MariaDB, or a database whose rules it does not know:
+     * the guarantees its transactions lack there), logged once as a warning, or empty on PostgreSQL. Read from one
+     * connection, unless a transaction already did; meant for start-up, where callers that run their own transactions
+     * under {@link Workload#acquire} (the Spring starter's {@code @DbWorkload}) would otherwise never see it.
+     *
+     * @throws SQLException when no connection can be had to read it
+     */
+    public Optional<String> databaseLimits() throws SQLException {
+        return Barrier.unkept(defaultWorkload);
     }
 
     /** Free execution permits of the default workload; for observation only (deciding from it is a race). */

@@ -51,6 +51,22 @@ class MariaDbContractTest {
         assertThat(pool.getHikariPoolMXBean().getActiveConnections()).isZero();
     }
 
+    /**
+     * What the barrier cannot keep on MariaDB is told without a transaction of its own (callers that run their own,
+     * as the Spring starter's do, would never see it otherwise), and its connection is back.
+     */
+    @ParameterizedTest
+    @EnumSource(Driver.class)
+    void whatCannotBeKeptIsToldBeforeAnyTransaction(Driver driver) throws Exception {
+        try (HikariDataSource pool = MariaDb.pool(driver, 1)) {
+            var gate = new DbBulkhead(pool, 1, 0);
+            assertThat(gate.databaseLimits())
+                    .hasValueSatisfying(limits -> assertThat(limits).isNotBlank());
+            assertThat(gate.databaseLimits()).as("read once, the same").isEqualTo(gate.databaseLimits());
+            assertAllBack(gate, pool);
+        }
+    }
+
     @ParameterizedTest
     @EnumSource(Driver.class)
     void theArticlesScenario(Driver driver) throws Exception {

@@ -266,4 +266,10 @@ class WorkloadsTest {
             in.decrementAndGet();
         }
     }
+
+    @Test
+    void onPostgreSqlTheBarrierKeepsEverythingAndSaysSoBeforeAnyTransaction() throws Exception {
+        var gate = POOL.track(new DbBulkhead(POOL.get(), 1, 0));
+        assertThat(gate.databaseLimits()).isEmpty();
+    }
 }

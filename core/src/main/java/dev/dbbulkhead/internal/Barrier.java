@@ -7,10 +7,12 @@ import dev.dbbulkhead.RejectionReason;
 import dev.dbbulkhead.Workload;
 import dev.dbbulkhead.WorkloadConfig;
 import java.lang.System.Logger;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.function.LongSupplier;
 import javax.sql.DataSource;
 
@@ -70,6 +72,14 @@ public final class Barrier {
             BarrierClock.start(new BarrierClock(options.name(), ticking, arbiter, telemetry.clock(), log));
         }
         return List.copyOf(workloads);
+    }
+
+    /**
+     * What the barrier of {@code workload} cannot keep on its database, logged once, or empty: read from one
+     * connection unless a transaction has already.
+     */
+    public static Optional<String> unkept(Workload workload) throws SQLException {
+        return Optional.ofNullable(((WorkloadImpl) workload).unkept());
     }
 
     @SuppressWarnings("UnusedVariable") // evaluating the arguments is the point

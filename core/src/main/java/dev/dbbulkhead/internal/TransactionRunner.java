@@ -85,6 +85,21 @@ final class TransactionRunner {
         return known;
     }
 
+    /**
+     * What the barrier cannot keep on its database, logged once (the same line as at its first transaction), or null
+     * where it keeps everything; reads the database from one connection if no transaction has yet.
+     */
+    @Nullable
+    String unkept() throws SQLException {
+        Dialect known = dialect;
+        if (known == null) {
+            try (Connection c = source.getConnection()) {
+                known = dialect(c);
+            }
+        }
+        return known.unkept();
+    }
+
     private static String describe(Dialect d) {
         return switch (d) {
             case Dialect.MySql m -> m.product() + " (MySQL rules)";

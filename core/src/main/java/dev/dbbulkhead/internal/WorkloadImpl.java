@@ -101,6 +101,12 @@ final class WorkloadImpl implements Workload {
         return admission.admit(null, deadline, true, Preconditions.notBlank(kind, "kind"));
     }
 
+    /** What the barrier cannot keep on its database (logged once), or null: {@link TransactionRunner#unkept}. */
+    @Nullable
+    String unkept() throws SQLException {
+        return runner.unkept();
+    }
+
     /** What this workload predicts, learns and is allowed. */
     Controls controls() {
         return admission.controls();
