@@ -6,12 +6,17 @@ import dev.dbbulkhead.micrometer.BulkheadMeterNames;
 import dev.dbbulkhead.micrometer.DbBulkheadMetrics;
 import dev.dbbulkhead.spring.actuate.DbBulkheadEndpoint;
 import dev.dbbulkhead.spring.web.DbBulkheadProblemResolver;
+import dev.dbbulkhead.spring.web.RefusalPacer;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.observation.ObservationRegistry;
+import java.sql.SQLException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.beans.factory.config.BeanDefinition;
@@ -25,6 +30,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
+import org.springframework.boot.context.event.ApplicationReadyEvent;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
@@ -32,6 +38,7 @@ import org.springframework.boot.jdbc.metadata.CompositeDataSourcePoolMetadataPro
 import org.springframework.boot.jdbc.metadata.DataSourcePoolMetadata;
 import org.springframework.boot.jdbc.metadata.DataSourcePoolMetadataProvider;
 import org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration;
+import org.springframework.context.ApplicationListener;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Role;
@@ -59,6 +66,7 @@ import org.springframework.web.servlet.DispatcherServlet;
 @ConditionalOnBooleanProperty(name = "db-bulkhead.enabled", matchIfMissing = true)
 @EnableConfigurationProperties(DbBulkheadProperties.class)
 public final class DbBulkheadAutoConfiguration {
+    private static final Logger LOG = LoggerFactory.getLogger(DbBulkheadAutoConfiguration.class);
     /** The counter of connections taken outside any admission. */
     public static final String UNADMITTED = "db.bulkhead.connections.unadmitted";
 
@@ -103,6 +111,22 @@ public final class DbBulkheadAutoConfiguration {
                 .bind("db-bulkhead.unadmitted-connections", UnadmittedConnections.Mode.class)
                 .orElse(UnadmittedConnections.Mode.COUNT);
         return new UnadmittedConnections(mode, admission);
+    }
+
+    /**
+     * Once the application is ready, what the barrier cannot keep on this database (MySQL, MariaDB, an unknown one) is
+     * logged, as a barrier's first transaction does: admitted Spring code runs its own transactions, so it would not be
+     * otherwise. A failure to read it is logged, never fatal.
+     */
+    @Bean
+    ApplicationListener<ApplicationReadyEvent> dbBulkheadDatabaseLimits(DbBulkhead bulkhead) {
+        return ready -> {
+            try {
+                bulkhead.databaseLimits();
+            } catch (SQLException | RuntimeException e) {
+                LOG.debug("db-bulkhead could not read what it keeps on its database at start-up", e);
+            }
+        };
     }
 
     @Bean
@@ -187,14 +211,24 @@ public final class DbBulkheadAutoConfiguration {
     @ConditionalOnClass(DispatcherServlet.class)
     @ConditionalOnBooleanProperty(name = "db-bulkhead.web.enabled", matchIfMissing = true)
     static class Web {
+        /** Paces the refusals answered over HTTP; a listener of the barrier, to learn each workload's completions. */
         @Bean
         @ConditionalOnMissingBean
-        DbBulkheadProblemResolver dbBulkheadProblemResolver(DbBulkheadProperties properties) {
+        RefusalPacer dbBulkheadRefusalPacer(DbBulkheadProperties properties) {
+            return new RefusalPacer(
+                    DbBulkheadSettings.retryAfter(properties.getWeb().getRetryAfter()));
+        }
+
+        @Bean
+        @ConditionalOnMissingBean
+        DbBulkheadProblemResolver dbBulkheadProblemResolver(DbBulkheadProperties properties, RefusalPacer pacer) {
             var web = properties.getWeb();
-            return new DbBulkheadProblemResolver(
-                    DbBulkheadSettings.retryAfter(web.getRetryAfter()),
-                    DbBulkheadSettings.status(web.getStatus()),
-                    DbBulkheadSettings.refusalDelay(web));
+            Duration retryAfter = DbBulkheadSettings.retryAfter(web.getRetryAfter());
+            var status = DbBulkheadSettings.status(web.getStatus());
+            Duration delay = DbBulkheadSettings.refusalDelay(web);
+            return delay == null
+                    ? new DbBulkheadProblemResolver(retryAfter, status, pacer)
+                    : new DbBulkheadProblemResolver(retryAfter, status, delay);
         }
     }
 

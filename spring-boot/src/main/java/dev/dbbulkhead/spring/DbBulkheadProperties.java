@@ -15,14 +15,15 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  *
  * <pre>
  * db-bulkhead.workloads.interactive.concurrent=12
- * db-bulkhead.workloads.interactive.extra-slots=24
- * db-bulkhead.workloads.interactive.queue-wait=50ms
  * db-bulkhead.workloads.batch.concurrent=4
  * db-bulkhead.default-workload=interactive
  * </pre>
  *
- * With no workload declared, one workload named {@code default} is created: {@code concurrent} = the pool's maximum
- * size, {@code extra-slots} = the same, {@code queue-wait} = 100 ms.
+ * A declared workload's defaults are the article's (a FIFO queue of {@code extra-slots}, 0 unless set, and a 100 ms
+ * {@code queue-wait}); what the measurements recommend for a web application is {@code queue=deadline} and a 500 ms
+ * {@code queue-wait}, with {@code borrowing=true} for the workloads users wait on ({@code docs/spring.md}). With no
+ * workload declared, one workload named {@code default} is created with that recommendation
+ * ({@link WorkloadConfig#recommended}) and {@code concurrent} = the pool's maximum size.
  */
 @ConfigurationProperties("db-bulkhead")
 public class DbBulkheadProperties {
@@ -70,12 +71,15 @@ public class DbBulkheadProperties {
     public static class Workload {
         /** B: operations of this workload that may hold a connection at once. Required. */
         private @Nullable Integer concurrent;
-        /** Q: operations more that may wait for an execution permit. */
-        private Integer extraSlots = 0;
         /**
-         * How the queue admits and serves waiting callers: fifo (the article's: at most Q wait, in arrival order) or
-         * deadline (a caller is admitted while its expected start leaves time for its work before its deadline; Q is
-         * only a memory cap; load beyond what it serves is shed at once).
+         * Q: operations more that may wait for an execution permit. Default: 64 × concurrent for a deadline queue
+         * (only a memory cap), 0 for fifo (the article's).
+         */
+        private @Nullable Integer extraSlots;
+        /**
+         * How the queue admits and serves waiting callers: fifo (the article's, the default: at most Q wait, in
+         * arrival order, each up to its queue wait) or deadline (recommended: a caller is admitted while its expected
+         * start leaves time for its work within its queue wait or deadline; Q is only a memory cap).
          */
         private QueuePolicy queue = QueuePolicy.FIFO;
         /**
@@ -99,6 +103,13 @@ public class DbBulkheadProperties {
          * the median operation.
          */
         private boolean kinds;
+        /**
+         * A regular workload may use the permits the other workloads leave idle, up to db-bulkhead.shared-limit (by
+         * default what the workloads' concurrent add up to, or the pool size beside an elastic workload), and gives
+         * them back in admission order as their callers return (each waits at most one borrowed hold). Recommended
+         * with a queue wait of at least a few holds.
+         */
+        private boolean borrowing;
         /** When set, the workload's limit adapts to the database's latency, between this minimum and concurrent. */
         private @Nullable Integer adaptiveLimitMin;
         /**
@@ -125,11 +136,12 @@ public class DbBulkheadProperties {
         WorkloadConfig config(String name) {
             var config = WorkloadConfig.builder(name)
                     .concurrent(concurrent == null ? 0 : concurrent) // 0: refused
-                    .extraSlots(extraSlots == null ? 0 : extraSlots)
+                    .extraSlots(extraSlots != null ? extraSlots : defaultExtraSlots())
                     .queue(queue)
                     .priority(priority)
                     .predictiveRejection(predictiveRejection)
-                    .kinds(kinds);
+                    .kinds(kinds)
+                    .borrowing(borrowing && priority == Priority.REGULAR);
             if (predictionAudit != null) {
                 config.predictionAudit(predictionAudit);
             }
@@ -193,6 +205,14 @@ public class DbBulkheadProperties {
             this.adaptiveLimitMin = adaptiveLimitMin;
         }
 
+        public boolean isBorrowing() {
+            return borrowing;
+        }
+
+        public void setBorrowing(boolean borrowing) {
+            this.borrowing = borrowing;
+        }
+
         public boolean isKinds() {
             return kinds;
         }
@@ -217,11 +237,21 @@ public class DbBulkheadProperties {
             this.concurrent = concurrent;
         }
 
-        public Integer getExtraSlots() {
+        public @Nullable Integer getExtraSlots() {
             return extraSlots;
         }
 
-        public void setExtraSlots(Integer extraSlots) {
+        /** Q when none is set: 64 × concurrent for a deadline queue ({@link WorkloadConfig#recommended}), else 0. */
+        private int defaultExtraSlots() {
+            if (queue != QueuePolicy.DEADLINE || concurrent == null || concurrent < 1) {
+                return 0;
+            }
+            return (int) Math.min(
+                    Integer.MAX_VALUE - (long) concurrent,
+                    (long) WorkloadConfig.RECOMMENDED_SLOTS_PER_PERMIT * concurrent);
+        }
+
+        public void setExtraSlots(@Nullable Integer extraSlots) {
             this.extraSlots = extraSlots;
         }
 
@@ -262,16 +292,17 @@ public class DbBulkheadProperties {
          */
         private int status = 503;
         /**
-         * How long a refusal is held before it is answered (default 0: at once; at most retry-after): a client of a
-         * closed loop that comes straight back then costs one refusal per delay. Meant for virtual threads.
+         * How long a refusal is held before it is answered (at most retry-after; 0: at once). Default: paced, on
+         * virtual threads only: each refusal held for as many of its workload's completions as there are refusals held
+         * already, so that clients that come straight back are answered at about the rate the workload serves.
          */
-        private Duration refusalDelay = Duration.ZERO;
+        private @Nullable Duration refusalDelay;
 
-        public Duration getRefusalDelay() {
+        public @Nullable Duration getRefusalDelay() {
             return refusalDelay;
         }
 
-        public void setRefusalDelay(Duration refusalDelay) {
+        public void setRefusalDelay(@Nullable Duration refusalDelay) {
             this.refusalDelay = refusalDelay;
         }
 

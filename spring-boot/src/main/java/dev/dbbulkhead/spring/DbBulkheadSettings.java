@@ -28,6 +28,11 @@ import org.jspecify.annotations.Nullable;
 public final class DbBulkheadSettings {
     /** The queue wait of a workload that sets none. */
     public static final Duration DEFAULT_QUEUE_WAIT = Duration.ofMillis(100);
+    /**
+     * The queue wait of the workload created when none is declared, and the one docs/spring.md recommends for a web
+     * application: about half of a 1 s answer, chosen with bin/flood (performance.md §14).
+     */
+    public static final Duration RECOMMENDED_QUEUE_WAIT = Duration.ofMillis(500);
     /** The workload created when none is declared. */
     public static final String DEFAULT_WORKLOAD = "default";
 
@@ -95,8 +100,8 @@ public final class DbBulkheadSettings {
             workloads.put(
                     DEFAULT_WORKLOAD,
                     new WorkloadSettings(
-                            WorkloadConfig.of(DEFAULT_WORKLOAD, concurrent, concurrent),
-                            DEFAULT_QUEUE_WAIT,
+                            WorkloadConfig.recommended(DEFAULT_WORKLOAD, concurrent),
+                            RECOMMENDED_QUEUE_WAIT,
                             null,
                             false));
         }
@@ -127,9 +132,13 @@ public final class DbBulkheadSettings {
         return retryAfter;
     }
 
-    static Duration refusalDelay(DbBulkheadProperties.Web web) {
+    /** The fixed hold of every refusal, or null: paced ({@code RefusalPacer}), the default. */
+    static @Nullable Duration refusalDelay(DbBulkheadProperties.Web web) {
         Duration delay = web.getRefusalDelay();
-        if (delay == null || delay.isNegative() || delay.compareTo(web.getRetryAfter()) > 0) {
+        if (delay == null) {
+            return null;
+        }
+        if (delay.isNegative() || delay.compareTo(web.getRetryAfter()) > 0) {
             throw invalid(
                     "web.refusal-delay", delay, "must be >= 0 and at most web.retry-after " + web.getRetryAfter());
         }

@@ -6,6 +6,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.dbbulkhead.DbBulkhead;
 import dev.dbbulkhead.Priority;
 import dev.dbbulkhead.QueuePolicy;
+import dev.dbbulkhead.WorkloadConfig;
 import dev.dbbulkhead.micrometer.BulkheadMeterNames;
 import dev.dbbulkhead.spring.web.DbBulkheadProblemResolver;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -58,11 +59,13 @@ class AutoConfigurationTest {
                     var w = context.getBean(DbBulkhead.class).defaultWorkload();
                     assertThat(w.name()).isEqualTo("default");
                     assertThat(w.concurrent()).isEqualTo(7);
-                    assertThat(w.extraSlots()).isEqualTo(7);
+                    assertThat(w.config())
+                            .as("what the measurements recommend")
+                            .isEqualTo(WorkloadConfig.recommended("default", 7));
                     assertThat(context.getBean(DbBulkheadSettings.class)
                                     .workload("default")
                                     .queueWait())
-                            .isEqualTo(Duration.ofMillis(100));
+                            .isEqualTo(Duration.ofMillis(500));
                     assertThat(context.getBean(DbBulkhead.class).dataSource())
                             .as("the barrier is built over the pool itself")
                             .isSameAs(UnadmittedConnections.unwrapped(context.getBean(DataSource.class)))

@@ -11,6 +11,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 import org.springframework.core.Ordered;
 import org.springframework.web.servlet.HandlerExceptionResolver;
@@ -72,8 +73,8 @@ public class DbBulkheadProblemResolver implements HandlerExceptionResolver, Orde
 
     private final long retryAfterSeconds;
     private final Status status;
-    /** How long a refusal is held before it is answered (0: at once), in nanoseconds. */
-    private final long refusalDelayNanos;
+    /** Holds a refusal of the named workload before it is answered: not at all, a fixed delay, or paced. */
+    private final Consumer<String> hold;
 
     /** @param retryAfter more than zero, at most a day; sent in whole seconds, rounded up */
     public DbBulkheadProblemResolver(Duration retryAfter) {
@@ -96,20 +97,54 @@ public class DbBulkheadProblemResolver implements HandlerExceptionResolver, Orde
      *     (Netflix's {@code partitionRejectDelay}); held on the request's thread, so meant for virtual threads
      */
     public DbBulkheadProblemResolver(Duration retryAfter, Status status, Duration refusalDelay) {
+        this(retryAfter, status, fixed(refusalDelay, retryAfter));
+    }
+
+    /**
+     * Refusals held as {@code pacer} says (the starter's default): refusals answered at about the rate the workload
+     * completes operations, however many clients come straight back.
+     *
+     * @param retryAfter more than zero, at most a day; sent in whole seconds, rounded up
+     * @param status 503 or 429
+     * @param pacer how long each refusal is held; its longest hold should be {@code retryAfter}
+     */
+    public DbBulkheadProblemResolver(Duration retryAfter, Status status, RefusalPacer pacer) {
+        this(retryAfter, status, (Consumer<String>) pacer::hold);
+    }
+
+    private DbBulkheadProblemResolver(Duration retryAfter, Status status, Consumer<String> hold) {
+        long millis = checkRetryAfter(retryAfter).toMillis();
+        this.retryAfterSeconds = Math.max(1, millis / 1000 + (millis % 1000 == 0 ? 0 : 1));
+        this.status = status;
+        this.hold = hold;
+    }
+
+    private static Duration checkRetryAfter(@Nullable Duration retryAfter) {
         if (retryAfter == null
                 || retryAfter.isNegative()
                 || retryAfter.isZero()
                 || retryAfter.compareTo(Duration.ofDays(1)) > 0) {
             throw new IllegalArgumentException("retryAfter must be > 0 and at most a day, was " + retryAfter);
         }
-        long millis = retryAfter.toMillis();
-        this.retryAfterSeconds = Math.max(1, millis / 1000 + (millis % 1000 == 0 ? 0 : 1));
-        this.status = status;
-        if (refusalDelay == null || refusalDelay.isNegative() || refusalDelay.compareTo(retryAfter) > 0) {
+        return retryAfter;
+    }
+
+    /** A hold of {@code delay} for every refusal, or none for zero. */
+    private static Consumer<String> fixed(@Nullable Duration delay, Duration retryAfter) {
+        if (delay == null || delay.isNegative() || delay.compareTo(checkRetryAfter(retryAfter)) > 0) {
             throw new IllegalArgumentException(
-                    "refusalDelay must be >= 0 and at most retryAfter " + retryAfter + ", was " + refusalDelay);
+                    "refusalDelay must be >= 0 and at most retryAfter " + retryAfter + ", was " + delay);
         }
-        this.refusalDelayNanos = refusalDelay.toNanos();
+        if (delay.isZero()) {
+            return workload -> {};
+        }
+        return workload -> {
+            try {
+                Thread.sleep(delay);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt(); // answered at once
+            }
+        };
     }
 
     @Override
@@ -121,7 +156,9 @@ public class DbBulkheadProblemResolver implements HandlerExceptionResolver, Orde
             return null;
         }
         try {
-            holdRefusal();
+            if (rejected != null) {
+                hold.accept(rejected.workload());
+            }
             response.resetBuffer();
             response.setStatus(status.code);
             response.setHeader("Retry-After", Long.toString(retryAfterSeconds));
@@ -141,16 +178,6 @@ public class DbBulkheadProblemResolver implements HandlerExceptionResolver, Orde
             return null; // the client is gone: let the default handling log it
         }
         return new ModelAndView();
-    }
-
-    private void holdRefusal() {
-        if (refusalDelayNanos > 0) {
-            try {
-                Thread.sleep(Duration.ofNanos(refusalDelayNanos));
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt(); // answered at once
-            }
-        }
     }
 
     /** The rejection, or one that caused {@code ex} (a proxy may wrap it). */
