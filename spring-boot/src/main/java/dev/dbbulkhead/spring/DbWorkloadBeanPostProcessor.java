@@ -2,6 +2,7 @@ package dev.dbbulkhead.spring;
 
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
+import java.lang.reflect.Proxy;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -15,6 +16,7 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.aop.Advisor;
 import org.springframework.aop.Pointcut;
 import org.springframework.aop.framework.Advised;
+import org.springframework.aop.framework.AopProxyUtils;
 import org.springframework.aop.framework.autoproxy.AbstractBeanFactoryAwareAdvisingPostProcessor;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.aop.support.ComposablePointcut;
@@ -101,11 +103,18 @@ public class DbWorkloadBeanPostProcessor extends AbstractBeanFactoryAwareAdvisin
 
     @Override
     public Object postProcessAfterInitialization(Object bean, String beanName) {
-        List<Class<?>> declaredOn = RepositoryMethods.annotatedInterfaces(bean);
-        if (!declaredOn.isEmpty()) {
-            return adviseRepository((Advised) bean, declaredOn, beanName);
+        // A repository that other advisors (caching, security, retry...) already wrap is a proxy around the
+        // repository's
+        // own proxy: the admission goes on the repository's, before its transaction, as without them.
+        for (Object proxy = bean; proxy instanceof Advised advised; proxy = wrapped(advised)) {
+            List<Class<?>> declaredOn = RepositoryMethods.annotatedInterfaces(proxy);
+            if (!declaredOn.isEmpty()) {
+                adviseRepository(advised, declaredOn, beanName);
+                return bean;
+            }
         }
-        failIfCreatedLate(beanName, scanned.computeIfAbsent(AopUtils.getTargetClass(bean), this::scan));
+        failIfCreatedLate(
+                scanned.computeIfAbsent(AopProxyUtils.ultimateTargetClass(bean), type -> scan(type, beanName)));
         Object result = super.postProcessAfterInitialization(bean, beanName);
         if (result instanceof Advised advised) {
             keepAsyncOutside(advised);
@@ -113,14 +122,27 @@ public class DbWorkloadBeanPostProcessor extends AbstractBeanFactoryAwareAdvisin
         return result;
     }
 
+    /** The object a proxy with a fixed target wraps, or null: none, or not a fixed one. */
+    private static @Nullable Object wrapped(Advised proxy) {
+        var source = proxy.getTargetSource();
+        if (!source.isStatic()) {
+            return null;
+        }
+        try {
+            return source.getTarget();
+        } catch (Exception e) {
+            return null; // a target that cannot be had is read as a class, as any other
+        }
+    }
+
     /**
      * A bean created after start-up (@Lazy, a prototype) with problems: the start-up check has run, so this creation
      * fails, and so does every later one of the same class.
      */
-    private void failIfCreatedLate(String beanName, List<String> found) {
+    private void failIfCreatedLate(List<String> found) {
         if (started && !found.isEmpty()) {
             throw new DbBulkheadConfigurationException(
-                    "Bean '" + beanName + "', created after start-up: " + String.join("\n", found),
+                    "Created after start-up: " + String.join("\n", found),
                     "Fix the annotation as said; a method that cannot be admitted must " + "not carry @DbWorkload.");
         }
     }
@@ -147,18 +169,37 @@ public class DbWorkloadBeanPostProcessor extends AbstractBeanFactoryAwareAdvisin
         }
     }
 
-    /** Reads the annotated methods of {@code type}; returns their problems (also kept for the start-up report). */
-    private List<String> scan(Class<?> type) {
+    /**
+     * Reads the annotated methods of {@code type}, bean {@code beanName}'s class; returns their problems (also kept for
+     * the start-up report, naming the bean). A JDK proxy's class (a proxy whose target is not fixed) is read through
+     * the interfaces it implements, never its own final methods.
+     */
+    private List<String> scan(Class<?> type, String beanName) {
         var found = new ArrayList<String>();
-        DbWorkload onType = AnnotatedElementUtils.findMergedAnnotation(type, DbWorkload.class);
-        ReflectionUtils.doWithMethods(type, method -> {
-            Target target = read(method, type, onType, found);
-            if (target != null) {
-                targets.put(new MethodClassKey(method, type), target);
+        for (Class<?> read : Proxy.isProxyClass(type) ? userInterfaces(type) : List.<Class<?>>of(type)) {
+            DbWorkload onType = AnnotatedElementUtils.findMergedAnnotation(read, DbWorkload.class);
+            ReflectionUtils.doWithMethods(read, method -> {
+                Target target = read(method, read, onType, found);
+                if (target != null) {
+                    targets.put(new MethodClassKey(method, type), target);
+                }
+            });
+        }
+        var named = found.stream().map(p -> "Bean '" + beanName + "': " + p).toList();
+        named.forEach(this::problem);
+        return named;
+    }
+
+    /** The interfaces a JDK proxy class implements for its users, not Spring's own (Advised, SpringProxy...). */
+    private static List<Class<?>> userInterfaces(Class<?> proxyClass) {
+        var user = new ArrayList<Class<?>>();
+        for (Class<?> i : proxyClass.getInterfaces()) {
+            if (!i.getName().startsWith("org.springframework.aop.")
+                    && !i.getName().startsWith("org.springframework.core.DecoratingProxy")) {
+                user.add(i);
             }
-        });
-        found.forEach(this::problem);
-        return List.copyOf(found);
+        }
+        return user;
     }
 
     /**
@@ -218,8 +259,9 @@ public class DbWorkloadBeanPostProcessor extends AbstractBeanFactoryAwareAdvisin
                 }
             }
         }
-        found.forEach(this::problem);
-        failIfCreatedLate(beanName, found);
+        var named = found.stream().map(p -> "Bean '" + beanName + "': " + p).toList();
+        named.forEach(this::problem);
+        failIfCreatedLate(named);
         if (!own.isEmpty()) {
             if (repository.isFrozen()) {
                 throw new DbBulkheadConfigurationException(
@@ -335,7 +377,7 @@ public class DbWorkloadBeanPostProcessor extends AbstractBeanFactoryAwareAdvisin
     private Target classTarget(MethodInvocation invocation) {
         Method method = invocation.getMethod();
         Object self = invocation.getThis();
-        Class<?> type = self != null ? AopUtils.getTargetClass(self) : method.getDeclaringClass();
+        Class<?> type = self != null ? AopProxyUtils.ultimateTargetClass(self) : method.getDeclaringClass();
         Target target = targets.get(new MethodClassKey(method, type));
         if (target == null) { // an interface's method, or a class not seen at start-up
             target = targets.computeIfAbsent(new MethodClassKey(method, type), key -> lookUp(method, type));
@@ -344,7 +386,7 @@ public class DbWorkloadBeanPostProcessor extends AbstractBeanFactoryAwareAdvisin
     }
 
     private Target lookUp(Method method, Class<?> type) {
-        scan(type);
+        scan(type, "(created after start-up)");
         Method specific = AopUtils.getMostSpecificMethod(method, type);
         Target found = targets.get(new MethodClassKey(specific, type));
         if (found == null) {

@@ -130,7 +130,7 @@ class DbWorkloadRulesTest {
                     .hasNotFailed();
             assertThatThrownBy(() -> context.getBean(LazyUnreachable.Service.class))
                     .hasStackTraceContaining("LazyUnreachable$Service.rows returns a java.util.stream.Stream")
-                    .hasStackTraceContaining("Bean 'lazyService', created after start-up");
+                    .hasStackTraceContaining("Created after start-up: Bean 'lazyService': ");
         });
     }
 

@@ -7,6 +7,7 @@ import dev.dbbulkhead.AdmissionFullException;
 import dev.dbbulkhead.BulkheadListener;
 import dev.dbbulkhead.DbBulkhead;
 import dev.dbbulkhead.Workload;
+import dev.dbbulkhead.spring.repositories.cached.CachedPeople;
 import dev.dbbulkhead.spring.repositories.jdbc.PersonRow;
 import dev.dbbulkhead.spring.repositories.jdbc.PersonRows;
 import dev.dbbulkhead.spring.repositories.jpa.AuditRepository;
@@ -23,6 +24,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.springframework.aop.support.AopUtils;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfigurationPackage;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -30,7 +32,11 @@ import org.springframework.boot.data.jdbc.autoconfigure.DataJdbcRepositoriesAuto
 import org.springframework.boot.hibernate.autoconfigure.HibernateJpaAutoConfiguration;
 import org.springframework.boot.jdbc.autoconfigure.JdbcTemplateAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.cache.CacheManager;
+import org.springframework.cache.annotation.EnableCaching;
+import org.springframework.cache.concurrent.ConcurrentMapCacheManager;
 import org.springframework.context.ApplicationContext;
+import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.data.jdbc.repository.config.EnableJdbcRepositories;
 import org.springframework.data.jpa.repository.config.EnableJpaRepositories;
@@ -100,6 +106,31 @@ class RepositoriesTest {
             assertThat(context.getBean(UnadmittedConnections.class).count()).isOne();
             DbWorkloadTest.assertAllBack(context);
         });
+    }
+
+    @Test
+    void aRepositoryThatCachingAlreadyWrapsIsAdmittedBeforeItsTransaction() {
+        base.withConfiguration(JPA)
+                .withUserConfiguration(CachedRepositories.class)
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    var people = context.getBean(CachedPeople.class);
+                    assertThat(AopUtils.isAopProxy(people)).isTrue();
+                    String name = "cached-" + System.nanoTime();
+                    Probe probe = context.getBean(Probe.class);
+
+                    call(context, "interactive", () -> people.save(new Person(name))); // inherited
+                    call(
+                            context,
+                            "interactive",
+                            () -> assertThat(people.findByName(name)).hasSize(1)); // a cache miss
+                    probe.reset();
+                    assertThat(people.findByName(name)).hasSize(1); // a cache hit: nothing sent, nothing to admit
+                    assertThat(probe.admitted).as("a cache hit takes no permit").isEmpty();
+                    assertThat(context.getBean(UnadmittedConnections.class).count())
+                            .isZero();
+                    DbWorkloadTest.assertAllBack(context);
+                });
     }
 
     @Test
@@ -228,6 +259,17 @@ class RepositoriesTest {
     @AutoConfigurationPackage(basePackageClasses = Person.class)
     @EnableJpaRepositories(basePackageClasses = PersonRepository.class)
     static class JpaRepositories {}
+
+    @Configuration(proxyBeanMethods = false)
+    @AutoConfigurationPackage(basePackageClasses = Person.class)
+    @EnableJpaRepositories(basePackageClasses = CachedPeople.class)
+    @EnableCaching
+    static class CachedRepositories {
+        @Bean
+        CacheManager cacheManager() {
+            return new ConcurrentMapCacheManager("people");
+        }
+    }
 
     @Configuration(proxyBeanMethods = false)
     @EnableJdbcRepositories(basePackageClasses = PersonRows.class)
