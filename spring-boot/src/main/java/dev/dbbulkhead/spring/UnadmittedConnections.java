@@ -220,9 +220,12 @@ public class UnadmittedConnections
         if (started == null || started.currentLease() != null) {
             return invocation.proceed(); // before start-up, or admitted
         }
-        String caller = caller(applicationPackages);
+        // A health indicator's probe (Spring Boot's DataSourceHealthIndicator, or the application's own) is never
+        // refused: a refusal would take /actuator/health DOWN, and a liveness probe would restart a saturated app.
+        String health = caller(UnadmittedConnections::healthIndicator);
+        String caller = health != null ? health : caller(applicationPackages);
         caller = caller != null ? caller : "(no application frame)";
-        if (mode == Mode.REFUSE) {
+        if (mode == Mode.REFUSE && health == null) {
             throw new SQLException(
                     "a connection was asked for outside any db-bulkhead admission by " + caller
                             + ", and db-bulkhead.unadmitted-connections=refuse: put @DbWorkload on the method that starts "
@@ -255,6 +258,12 @@ public class UnadmittedConnections
                 .map(f -> f.getClassName() + "." + f.getMethodName() + "(" + f.getFileName() + ":" + f.getLineNumber()
                         + ")")
                 .orElse(null));
+    }
+
+    /** A frame of a health indicator (a class whose name ends in {@code HealthIndicator}). */
+    private static boolean healthIndicator(StackFrame frame) {
+        String name = frame.getClassName();
+        return !name.contains("$$") && name.endsWith("HealthIndicator");
     }
 
     private static boolean applications(StackFrame frame, List<String> packages) {

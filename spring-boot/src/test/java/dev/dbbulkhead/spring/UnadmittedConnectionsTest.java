@@ -17,9 +17,14 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.beans.factory.support.BeanDefinitionRegistry;
 import org.springframework.boot.autoconfigure.AutoConfigurationPackages;
+import org.springframework.boot.health.contributor.Status;
+import org.springframework.boot.jdbc.health.DataSourceHealthIndicator;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.context.ApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -31,6 +36,7 @@ import org.springframework.samples.petclinic.OwnerQueries;
  * many virtual threads at once, beside admitted ones), admitted ones and the barrier's own never; the DataSource
  * keeps its type; with {@code refuse}, such a connection is refused naming the caller, and none is taken.
  */
+@ExtendWith(OutputCaptureExtension.class)
 class UnadmittedConnectionsTest {
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
             .withConfiguration(AutoConfigurationTest.BOOT)
@@ -93,6 +99,23 @@ class UnadmittedConnectionsTest {
                             .getActiveConnections())
                     .isZero();
             assertThat(context.getBean(UnadmittedConnections.class).count()).isZero();
+            DbWorkloadTest.assertAllBack(context);
+        });
+    }
+
+    /**
+     * Spring Boot's health check takes a connection outside any admission; with {@code refuse} it is still served
+     * (a refusal would take /actuator/health DOWN and a liveness probe would restart the app), counted, and named.
+     */
+    @Test
+    void theHealthIndicatorIsNeverRefusedAndIsNamed(CapturedOutput output) {
+        runner.withPropertyValues("db-bulkhead.unadmitted-connections=refuse").run(context -> {
+            var health = new DataSourceHealthIndicator(context.getBean(DataSource.class), "SELECT 1");
+            assertThat(health.health().getStatus()).isEqualTo(Status.UP);
+            assertThat(context.getBean(UnadmittedConnections.class).count())
+                    .as("its connections (the product's name, then the query), counted")
+                    .isPositive();
+            assertThat(output).contains("DataSourceHealthIndicator").doesNotContain("(no application frame)");
             DbWorkloadTest.assertAllBack(context);
         });
     }
