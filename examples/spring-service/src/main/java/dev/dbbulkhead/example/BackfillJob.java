@@ -3,14 +3,17 @@ package dev.dbbulkhead.example;
 import dev.dbbulkhead.BatchJob;
 import dev.dbbulkhead.DbBulkhead;
 import java.time.Duration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.stereotype.Component;
 
 /**
  * A batch job in chunks beside the interactive API: each chunk asks the barrier before it runs ({@link Backfill} is a
  * {@code @DbWorkload("backfill")} method, an elastic workload), and a chunk refused because interactive work needs
- * the room makes the job pause and ask again rather than fail ({@link BatchJob#step}).
+ * the room makes the job pause and ask again rather than fail ({@link BatchJob#step}). With the starter switched off
+ * ({@code db-bulkhead.enabled=false}) there is no {@link DbBulkhead} bean, and so no job.
  */
 @Component
+@ConditionalOnBooleanProperty(name = "db-bulkhead.enabled", matchIfMissing = true)
 public class BackfillJob {
     private final Backfill backfill;
     private final BatchJob job;
