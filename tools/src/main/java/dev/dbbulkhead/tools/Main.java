@@ -3,6 +3,7 @@ package dev.dbbulkhead.tools;
 import dev.dbbulkhead.testkit.Secrets;
 import dev.dbbulkhead.tools.budget.BudgetCommand;
 import dev.dbbulkhead.tools.fleet.FleetCommand;
+import dev.dbbulkhead.tools.http.HttpLoadCommand;
 import dev.dbbulkhead.tools.overload.OverloadCommand;
 import dev.dbbulkhead.tools.support.Failures;
 import java.util.List;
@@ -16,7 +17,13 @@ import picocli.CommandLine.Command;
         mixinStandardHelpOptions = true,
         versionProvider = Main.Version.class,
         description = "Tools for db-bulkhead, admission control in front of a JDBC pool.",
-        subcommands = {DemoCommand.class, OverloadCommand.class, BudgetCommand.class, FleetCommand.class})
+        subcommands = {
+            DemoCommand.class,
+            OverloadCommand.class,
+            BudgetCommand.class,
+            FleetCommand.class,
+            HttpLoadCommand.class
+        })
 public final class Main implements Runnable {
     /** How long the shutdown hooks may take once the JVM is asked to stop (SIGTERM, Ctrl-C, the end of a command). */
     static final long SHUTDOWN_GRACE_MILLIS = 15_000;
