@@ -149,8 +149,7 @@ class ObservationTest {
         var done = new AtomicBoolean();
         Thread watcher = Thread.ofVirtual().start(() -> {
             while (!done.get()) {
-                inPool.accumulateAndGet(
-                        POOL.get().getHikariPoolMXBean().getThreadsAwaitingConnection(), Math::max);
+                inPool.accumulateAndGet(POOL.get().getHikariPoolMXBean().getThreadsAwaitingConnection(), Math::max);
                 LockSupport.parkNanos(200_000);
             }
         });
