@@ -1,12 +1,8 @@
 package dev.dbbulkhead.tools.http;
 
+import java.io.IOException;
 import java.io.PrintWriter;
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.net.http.HttpTimeoutException;
-import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
@@ -112,17 +108,12 @@ public final class HttpLoadCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        Duration timeout = Duration.ofMillis(timeoutMs);
         if ((connections > 0) == (rate > 0)) {
             throw new ParameterException(
                     spec.commandLine(), "give one of --connections (closed loop) or --rate (open loop)");
         }
         try (ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor();
-                HttpClient client = HttpClient.newBuilder()
-                        .version(HttpClient.Version.HTTP_1_1)
-                        .connectTimeout(timeout)
-                        .executor(threads)
-                        .build()) {
+                Http1 client = new Http1(url)) {
             long start = System.nanoTime();
             long measureFrom = start + (long) (warmupSeconds * 1e9);
             long end = measureFrom + (long) (durationSeconds * 1e9);
@@ -158,7 +149,7 @@ public final class HttpLoadCommand implements Callable<Integer> {
     }
 
     /** Poisson arrivals at {@link #rate} until {@code end}, each request on a thread of its own. */
-    private void arrivals(HttpClient client, ExecutorService threads, long end) {
+    private void arrivals(Http1 client, ExecutorService threads, long end) {
         double meanGapNanos = 1e9 / rate;
         long next = System.nanoTime();
         while (!stopping && next < end) {
@@ -168,18 +159,13 @@ public final class HttpLoadCommand implements Callable<Integer> {
         }
     }
 
-    private void send(HttpClient client) {
+    private void send(Http1 client) {
         boolean toSlow = slowUrl != null && ThreadLocalRandom.current().nextDouble() < slowShare;
         Tally tally = toSlow ? slow : fast;
         URI target = toSlow && slowUrl != null ? slowUrl : url;
         long t0 = System.nanoTime();
         try {
-            var request = HttpRequest.newBuilder(target)
-                    .timeout(Duration.ofMillis(timeoutMs))
-                    .GET()
-                    .build();
-            int status =
-                    client.send(request, HttpResponse.BodyHandlers.discarding()).statusCode();
+            int status = client.get(target, (int) timeoutMs);
             long took = System.nanoTime() - t0;
             if (!counting) {
                 return;
@@ -194,14 +180,11 @@ public final class HttpLoadCommand implements Callable<Integer> {
             } else {
                 tally.other.increment();
             }
-        } catch (HttpTimeoutException e) {
+        } catch (Http1.TimedOut e) {
             if (counting) {
                 tally.timeouts.increment();
             }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            stopping = true;
-        } catch (Exception e) {
+        } catch (IOException | RuntimeException e) {
             if (counting) {
                 tally.failed.increment();
             }
