@@ -8,6 +8,7 @@ import java.util.Locale;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
@@ -155,7 +156,11 @@ public final class HttpLoadCommand implements Callable<Integer> {
         while (!stopping && next < end) {
             next += (long) (-Math.log(1 - ThreadLocalRandom.current().nextDouble()) * meanGapNanos);
             sleepUntil(next);
-            threads.execute(() -> send(client));
+            try {
+                threads.execute(() -> send(client));
+            } catch (RejectedExecutionException ended) {
+                return; // the run ended while this arrival was due: the executor no longer takes any
+            }
         }
     }
 
