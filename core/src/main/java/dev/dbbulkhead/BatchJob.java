@@ -4,6 +4,7 @@ import dev.dbbulkhead.internal.Preconditions;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.concurrent.Callable;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.jspecify.annotations.Nullable;
@@ -36,37 +37,58 @@ import org.jspecify.annotations.Nullable;
 public final class BatchJob {
     /** The first pause when the workload has no recent hold to go by. */
     static final Duration FIRST_PAUSE = Duration.ofMillis(10);
+    /**
+     * Refusals in a row after which a chunk or step gives up, unless set ({@link #givingUpAfter}): with pauses doubling
+     * to the default second, about a minute and a half of asking.
+     */
+    public static final int DEFAULT_GIVE_UP_AFTER = 100;
 
     private final Workload workload;
     private final Duration chunkDeadline;
     private final Duration maxPause;
+    private final int giveUpAfter;
     private final AtomicLong chunks = new AtomicLong();
     private final AtomicLong slowdowns = new AtomicLong();
     private final AtomicLong pausedNanos = new AtomicLong();
     /** Refusals since the last chunk admitted. */
     private final AtomicLong streak = new AtomicLong();
 
-    private BatchJob(Workload workload, Duration chunkDeadline, Duration maxPause) {
+    private BatchJob(Workload workload, Duration chunkDeadline, Duration maxPause, int giveUpAfter) {
         this.workload = Preconditions.notNull(workload, "workload");
         this.chunkDeadline = Preconditions.positive(chunkDeadline, "chunkDeadline");
         this.maxPause = Preconditions.positive(maxPause, "maxPause");
+        if (giveUpAfter < 1) {
+            throw new IllegalArgumentException("giveUpAfter must be >= 1, was " + giveUpAfter);
+        }
+        this.giveUpAfter = giveUpAfter;
     }
 
     /** A job whose chunks run on {@code workload}, each within {@code chunkDeadline}; pauses up to one second. */
     public static BatchJob of(Workload workload, Duration chunkDeadline) {
-        return new BatchJob(workload, chunkDeadline, Duration.ofSeconds(1));
+        return new BatchJob(workload, chunkDeadline, Duration.ofSeconds(1), DEFAULT_GIVE_UP_AFTER);
     }
 
     /** A job whose chunks run on {@code workload}, each within {@code chunkDeadline}, pausing up to {@code maxPause}. */
     public static BatchJob of(Workload workload, Duration chunkDeadline, Duration maxPause) {
-        return new BatchJob(workload, chunkDeadline, maxPause);
+        return new BatchJob(workload, chunkDeadline, maxPause, DEFAULT_GIVE_UP_AFTER);
+    }
+
+    /**
+     * This job, its chunks and steps giving up after {@code refusals} refusals in a row (at least 1; default
+     * {@value #DEFAULT_GIVE_UP_AFTER}): a step that can never be admitted (its own deadline already passed) then ends
+     * instead of asking forever. Its counters start again at zero.
+     */
+    public BatchJob givingUpAfter(int refusals) {
+        return new BatchJob(workload, chunkDeadline, maxPause, refusals);
     }
 
     /**
      * Runs one chunk: {@code work} in one transaction on the job's workload, bounded by the chunk deadline from its
      * call. Refused before it ran (no permit within the deadline, or refused at once), it pauses and asks again until
-     * admitted.
+     * admitted, at most {@link #givingUpAfter} refusals in a row.
      *
+     * @throws RejectedExecutionException refused that many times in a row: names the job, the refusals, the time spent
+     *     and the last reason; its cause is the last refusal. Nothing of this chunk ran
      * @throws SQLException what the work or the database raised; the transaction was rolled back (or its commit's
      *     outcome is unknown: {@link CommitOutcomeUnknownException})
      * @throws DeadlineExceededException the deadline passed inside the transaction, which was rolled back
@@ -79,9 +101,11 @@ public final class BatchJob {
 
     /**
      * Runs one step that admits itself (a method annotated {@code @DbWorkload}, a {@code transaction()} of its own):
-     * when it is refused before it ran, the job pauses and calls it again until it is admitted.
+     * when it is refused before it ran, the job pauses and calls it again until it is admitted, at most
+     * {@link #givingUpAfter} refusals in a row.
      *
-     * @throws Exception what the step threw, but a refusal that ran nothing
+     * @throws Exception what the step threw, but a refusal that ran nothing; a {@link RejectedExecutionException} once
+     *     it was refused that many times in a row, naming the job, the refusals and the last reason
      */
     public <T extends @Nullable Object> T step(Callable<T> step) throws Exception {
         Preconditions.notNull(step, "step");
@@ -94,19 +118,32 @@ public final class BatchJob {
         T run() throws X, InterruptedException;
     }
 
-    /** {@code attempt} until it is admitted: after each refusal that ran nothing, a pause. */
+    /** {@code attempt} until it is admitted: after each refusal that ran nothing, a pause; at most so many refusals. */
     private <T extends @Nullable Object, X extends Exception> T paced(Attempt<T, X> attempt)
             throws X, InterruptedException {
-        while (true) {
+        long start = System.nanoTime();
+        for (int refusals = 1; ; refusals++) {
             try {
                 T result = attempt.run();
                 chunks.incrementAndGet();
                 streak.set(0);
                 return result;
             } catch (BulkheadRejectedException refused) {
+                if (refusals >= giveUpAfter) {
+                    throw gaveUp(refused, refusals, System.nanoTime() - start);
+                }
                 slowDown(refused);
             }
         }
+    }
+
+    private RejectedExecutionException gaveUp(BulkheadRejectedException last, int refusals, long nanos) {
+        var e = new RejectedExecutionException(this + " gave up after " + refusals + " refusals in a row in "
+                + Duration.ofNanos(nanos).toMillis() + " ms; the last: " + last.reason() + " (" + last.getMessage()
+                + "). Nothing of this chunk ran: ask again later, or give the job more room (a larger allowance "
+                + "or a deadline that can still be met).");
+        e.initCause(last);
+        return e;
     }
 
     /** Pauses after a refusal that ran nothing; rethrows any other. */

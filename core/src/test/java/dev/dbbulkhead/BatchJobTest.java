@@ -9,6 +9,7 @@ import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import org.junit.jupiter.api.Test;
@@ -153,6 +154,35 @@ class BatchJobTest {
         assertThat(attempts).hasValue(3);
         assertThat(job.slowdowns()).isEqualTo(2);
         assertThat(job.chunks()).isEqualTo(1);
+    }
+
+    @Test
+    void aStepThatCanNeverBeAdmittedGivesUpNamingTheJobTheRefusalsAndTheLastReason() throws Exception {
+        var db = barrier();
+        Workload batch = db.workload("batch");
+        var job =
+                BatchJob.of(batch, Duration.ofSeconds(5), Duration.ofMillis(5)).givingUpAfter(5);
+        var past = Deadline.in(Duration.ZERO); // already passed: this step is refused every time, before it runs
+        var attempts = new AtomicInteger();
+        long id = Db.newId();
+        assertThatThrownBy(() -> job.step(() -> {
+                    attempts.incrementAndGet();
+                    return batch.transaction(past, c -> Db.insert(c, id));
+                }))
+                .isInstanceOf(RejectedExecutionException.class)
+                .isNotInstanceOf(BulkheadRejectedException.class)
+                .hasMessageContaining("BatchJob[workload=batch")
+                .hasMessageContaining("gave up after 5 refusals in a row")
+                .hasMessageContaining("DEADLINE")
+                .hasCauseInstanceOf(DeadlineExceededException.class);
+        assertThat(attempts).as("asked as often as it may, then no more").hasValue(5);
+        assertThat(job.slowdowns()).isEqualTo(4);
+        assertThat(job.chunks()).isZero();
+        assertThat(Db.count("SELECT count(*) FROM bulkhead_items WHERE id = " + id))
+                .isZero();
+        assertThatThrownBy(() -> job.givingUpAfter(0))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("giveUpAfter must be >= 1, was 0");
     }
 
     @Test
