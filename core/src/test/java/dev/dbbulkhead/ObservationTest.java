@@ -144,12 +144,13 @@ class ObservationTest {
                 .listener(recorder)
                 .workload("w", 2, 10)
                 .build());
-        // While they run, whether anyone ever waited in the pool: a state, not a time (a loaded machine slows both).
+        // While they run, the most connections the pool had handed out: a state, not a time (a loaded machine slows
+        // both waits; and a caller may wait for a connection the pool is still opening, so its wait says nothing).
         var inPool = new AtomicInteger();
         var done = new AtomicBoolean();
         Thread watcher = Thread.ofVirtual().start(() -> {
             while (!done.get()) {
-                inPool.accumulateAndGet(POOL.get().getHikariPoolMXBean().getThreadsAwaitingConnection(), Math::max);
+                inPool.accumulateAndGet(POOL.get().getHikariPoolMXBean().getActiveConnections(), Math::max);
                 LockSupport.parkNanos(200_000);
             }
         });
@@ -165,8 +166,8 @@ class ObservationTest {
                 .as("8 callers over B=2 queue at the barrier: at least 3 rounds of 30 ms")
                 .isGreaterThan(Duration.ofMillis(90).toNanos());
         assertThat(inPool.get())
-                .as("callers waiting in the pool at once, at most: the barrier admits B = 2 to a pool of 4")
-                .isZero();
+                .as("connections handed out at once, at most: the barrier admits B = 2 to a pool of 4")
+                .isBetween(1, 2);
 
         var recorder2 = new Recorder();
         var shared = POOL.track(DbBulkhead.builder(POOL.get())

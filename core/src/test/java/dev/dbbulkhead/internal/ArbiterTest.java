@@ -202,12 +202,17 @@ class ArbiterTest {
         var threads = new ArrayList<Thread>();
         ThreadFactory factory =
                 virtual ? Thread.ofVirtual().factory() : Thread.ofPlatform().factory();
+        var lenderIdle = new AtomicBoolean();
         var started = new CountDownLatch(16);
         for (int i = 0; i < 16; i++) {
             var m = members.get(i % members.size());
             threads.add(factory.newThread(() -> {
                 started.countDown();
                 while (!stop.get()) {
+                    if (m == lender && lenderIdle.get()) { // the lender's callers come and go: it lends, then asks back
+                        LockSupport.parkNanos(20_000);
+                        continue;
+                    }
                     var node = new Permits.Node(Thread.currentThread());
                     try {
                         if (!Waits.acquire(m.permits, node, 200_000)) {
@@ -235,6 +240,7 @@ class ArbiterTest {
         int ticks = 0;
         while (System.nanoTime() < end) {
             now += BarrierClock.TICK_MILLIS * MS;
+            lenderIdle.set(ticks / 50 % 2 == 1);
             tick(arbiter, now, all);
             ticks++;
             if (ticks % 7 == 0) {
