@@ -453,7 +453,8 @@ public final class DbBulkhead {
                         source.getClass().getName(),
                         sum - pool);
             }
-            if (workloads.size() > 1 && workloads.values().stream().anyMatch(WorkloadConfig::borrowing)) {
+            if (workloads.size() > 1
+                    && workloads.values().stream().anyMatch(w -> w.borrowing() && w.priority() == Priority.REGULAR)) {
                 arbitrated = (int) Math.min(Integer.MAX_VALUE, Math.max(sharedLimit, sum)); // what borrowers share
             }
         }

@@ -39,9 +39,7 @@ public enum Setting {
     /** The adaptive limit's latency target. */
     ADAPTIVE_LATENCY_TARGET("adaptiveLatencyTarget", true),
     /** A regular workload's latency objective under priorities. */
-    LATENCY_OBJECTIVE("latencyObjective", true),
-    /** Whether a regular workload borrows the permits others leave idle. */
-    BORROWING("borrowing", true);
+    LATENCY_OBJECTIVE("latencyObjective", true);
 
     private final String builderName;
     private final boolean perWorkload;

@@ -52,7 +52,9 @@ public record WorkloadConfig(
      * @param latencyObjective a regular workload's latency objective under priorities ({@link
      *     Builder#latencyObjective}); empty: learned
      * @param borrowing whether a regular workload may use the permits other workloads leave idle, up to the
-     *     barrier's shared limit ({@link Builder#borrowing})
+     *     barrier's shared limit ({@link Builder#borrowing}); an elastic workload already runs in what the regular ones
+     *     leave, and borrows nothing whatever this says (so that {@code recommended(...).toBuilder().priority(ELASTIC)}
+     *     stays valid)
      * @throws InvalidSettingException naming the workload, the {@link Setting} and the value, for the first setting
      *     refused
      */
@@ -110,11 +112,6 @@ public record WorkloadConfig(
                 Setting.LATENCY_OBJECTIVE,
                 objective,
                 "is a regular workload's: an elastic workload yields to the regular workloads' objectives");
-        check.that(
-                !borrowing || priority == Priority.REGULAR,
-                Setting.BORROWING,
-                borrowing,
-                "is a regular workload's: an elastic workload already runs in what the regular ones leave");
     }
 
     /** A builder for the workload called {@code name}. */

@@ -5,6 +5,7 @@ import dev.dbbulkhead.Deadline;
 import dev.dbbulkhead.DeadlineExceededException.Stage;
 import dev.dbbulkhead.KindStats;
 import dev.dbbulkhead.Outcome;
+import dev.dbbulkhead.Priority;
 import dev.dbbulkhead.RejectionReason;
 import dev.dbbulkhead.Workload;
 import dev.dbbulkhead.WorkloadConfig;
@@ -63,7 +64,7 @@ final class Admission implements PermitLease.Owner {
         this.permits = new Permits(
                 config.concurrent(),
                 config.extraSlots(),
-                config.borrowing() && shared.arbitrated()
+                config.borrowing() && config.priority() == Priority.REGULAR && shared.arbitrated()
                         ? (int) Math.min(shared.sharedLimit(), Integer.MAX_VALUE - (long) config.extraSlots())
                         : config.concurrent());
         this.controls = Steering.of(workload, config, permits, shared.telemetry(), shared.arbitrated());

@@ -141,7 +141,7 @@ public class DbBulkheadProperties {
                     .priority(priority)
                     .predictiveRejection(predictiveRejection)
                     .kinds(kinds)
-                    .borrowing(borrowing && priority == Priority.REGULAR);
+                    .borrowing(borrowing);
             if (predictionAudit != null) {
                 config.predictionAudit(predictionAudit);
             }

@@ -8,6 +8,7 @@ import dev.dbbulkhead.Lease;
 import dev.dbbulkhead.Workload;
 import dev.dbbulkhead.spring.client.RetryBudget;
 import dev.dbbulkhead.spring.client.RetryBudgetInterceptor;
+import dev.dbbulkhead.spring.web.RefusalPacer;
 import jakarta.servlet.Filter;
 import jakarta.servlet.http.HttpServletResponse;
 import java.net.URI;
@@ -78,6 +79,9 @@ class SpringServiceTest {
 
     @Autowired
     DbBulkhead db;
+
+    @Autowired
+    RefusalPacer pacer;
 
     @Autowired
     BackfillJob backfill;
@@ -179,9 +183,9 @@ class SpringServiceTest {
                 "burst of 120: %d ok, %d rejected; in the service, 200: p50 %d us, p99 %d us; 503: p50 %d us,"
                         + " p99 %d us; at the client, 503: p50 %d us%n",
                 ok.size(), rejected.size(), served.p(50), served.p(99), refused.p(50), refused.p(99), median(rejected));
-        assertThat(refused.p(50))
-                .as("median µs in the service of a 503 vs of a 200")
-                .isLessThan(served.p(50));
+        // A 503's time in the service is mostly its pacing (RefusalPacer holds refusals while many are refused):
+        // what counts is that every held refusal was answered.
+        assertThat(pacer.held()).as("refusals still held after the burst").isZero();
     }
 
     private static long median(List<Answer> answers) {
