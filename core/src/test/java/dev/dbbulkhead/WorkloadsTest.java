@@ -272,4 +272,73 @@ class WorkloadsTest {
         var gate = POOL.track(new DbBulkhead(POOL.get(), 1, 0));
         assertThat(gate.databaseLimits()).isEmpty();
     }
+
+    /**
+     * Borrowing on PostgreSQL, with virtual threads: a flood on one workload uses the permits an idle one leaves (more
+     * than its B in transactions at once), the idle one's caller is served while the flood goes on (its permits come
+     * back as borrowed operations end), never more than the shared limit in transactions, every permit back.
+     */
+    @Test
+    void aWorkloadBorrowsWhatAnIdleOneLeavesAndGivesItBackWhileItsCallersAreServed() throws Exception {
+        var db = POOL.track(DbBulkhead.builder(POOL.get())
+                .workload(WorkloadConfig.recommended("flooded", 2))
+                .workload(WorkloadConfig.recommended("lender", 2))
+                .build());
+        Workload flooded = db.workload("flooded");
+        Workload lender = db.workload("lender");
+        var inside = new AtomicInteger();
+        var most = new AtomicInteger();
+        var mostFlooded = new AtomicInteger();
+        var floodedInside = new AtomicInteger();
+        var stop = new java.util.concurrent.atomic.AtomicBoolean();
+        SqlWork<Integer> hold = c -> {
+            most.accumulateAndGet(inside.incrementAndGet(), Math::max);
+            try {
+                return Db.count(c, "SELECT 1 FROM pg_sleep(0.02)");
+            } finally {
+                inside.decrementAndGet();
+            }
+        };
+        try (var threads = Executors.newVirtualThreadPerTaskExecutor()) {
+            var loops = new ArrayList<Future<?>>();
+            for (int i = 0; i < 6; i++) {
+                loops.add(threads.submit(() -> {
+                    while (!stop.get()) {
+                        try {
+                            flooded.transaction(Duration.ofSeconds(5), c -> {
+                                mostFlooded.accumulateAndGet(floodedInside.incrementAndGet(), Math::max);
+                                try {
+                                    return hold.run(c);
+                                } finally {
+                                    floodedInside.decrementAndGet();
+                                }
+                            });
+                        } catch (RejectedExecutionException refused) {
+                            LockSupport.parkNanos(1_000_000);
+                        }
+                    }
+                    return null;
+                }));
+            }
+            try {
+                org.awaitility.Awaitility.await()
+                        .atMost(Duration.ofSeconds(20))
+                        .until(() -> mostFlooded.get() > flooded.concurrent());
+                for (int i = 0; i < 5; i++) { // the lender's callers, one at a time, while the flood goes on
+                    assertThat(lender.transaction(Duration.ofSeconds(5), hold)).isEqualTo(1);
+                }
+                assertThat(loops).allSatisfy(f -> assertThat(f).isNotDone());
+            } finally {
+                stop.set(true);
+            }
+            for (var f : loops) {
+                f.get(30, TimeUnit.SECONDS);
+            }
+        }
+        assertThat(mostFlooded.get())
+                .as("the flooded workload beyond its B, on borrowed permits")
+                .isGreaterThan(2);
+        assertThat(most.get()).as("in transactions at once, both workloads").isLessThanOrEqualTo(4);
+        assertThat(flooded.executing() + lender.executing()).isZero();
+    }
 }
