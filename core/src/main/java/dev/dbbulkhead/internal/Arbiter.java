@@ -165,11 +165,6 @@ final class Arbiter {
             return Math.max(cap, permits.limit() + permits.owed());
         }
 
-        /** What it holds, what waits, and room to grow (a quarter of its B, at least one); at most B. */
-        int demand() {
-            return Math.min(permits.concurrent(), wanted(false));
-        }
-
         /**
          * What it holds, what waits, and room to grow (a quarter of its B, at least one; none when idle and
          * {@code lending}: an idle workload then lends every permit); at most what it may have.
