@@ -141,7 +141,15 @@ class MariaDbContractTest {
                 "SET sql_mode = 'ANSI_QUOTES'",
                 "CREATE TEMPORARY TABLE session_t (a INT)",
                 "SELECT GET_LOCK('db-bulkhead-test', 0)",
-                "HANDLER " + MariaDb.TABLE + " OPEN");
+                "HANDLER " + MariaDb.TABLE + " OPEN",
+                "SET @x = 1, autocommit = 1",
+                "SET @x = 1, @@session.autocommit = 1",
+                "SET `autocommit` = 1",
+                "SET @x = 1, wait_timeout = 55",
+                "SET @x = 'a, b', SESSION wait_timeout = 56",
+                "SET @x = 1 /*!, wait_timeout = 77 */",
+                "SELECT `get_lock`('db-bulkhead-test', 0)",
+                "SELECT `GET_LOCK` ('db-bulkhead-test', 0)");
         return perDriver(texts);
     }
 
@@ -405,6 +413,65 @@ class MariaDbContractTest {
 
     private static int[] rows(long[] ids) throws SQLException {
         return new int[] {MariaDb.rows(ids[0]), MariaDb.rows(ids[1]), MariaDb.rows(ids[2])};
+    }
+
+    /**
+     * User variables outlive the transaction on the server: the ones work assigned ({@code SET}, {@code :=},
+     * {@code INTO}) are set back to {@code NULL} when it ends, committed or rolled back, on the same connection (no
+     * discard); the next caller finds them unset.
+     */
+    @ParameterizedTest
+    @EnumSource(Driver.class)
+    void theUserVariablesWorkAssignedAreUnsetForTheNextCaller(Driver driver) throws Exception {
+        try (HikariDataSource pool = MariaDb.pool(driver, 1)) {
+            var gate = gate(pool);
+            for (boolean fails : new boolean[] {false, true}) {
+                long id = Db.newId();
+                long connection = gate.transaction(Duration.ofSeconds(5), c -> {
+                    try (var s = c.createStatement()) {
+                        s.execute("SELECT @`x y` := 43, 1 INTO @t, @one");
+                    }
+                    return MariaDb.insert(c, id) >= 0 ? connectionId(c) : -1;
+                });
+                try {
+                    gate.transaction(Duration.ofSeconds(5), c -> {
+                        try (var s = c.createStatement()) {
+                            s.execute("SET @tenant = 42, @'quoted' = 'a'");
+                            s.executeQuery("SELECT @counter := 1, 7 INTO @into, @x")
+                                    .close();
+                        }
+                        if (fails) {
+                            throw new SQLException("work failed");
+                        }
+                        return null;
+                    });
+                } catch (SQLException e) {
+                    assertThat(fails).as("only the failing round throws").isTrue();
+                }
+                String seen = gate.transaction(Duration.ofSeconds(5), c -> {
+                    try (var s = c.createStatement();
+                            var r = s.executeQuery("SELECT CONCAT_WS('|', IFNULL(@tenant, '-'), IFNULL(@quoted, '-'),"
+                                    + " IFNULL(@counter, '-'), IFNULL(@into, '-'), IFNULL(@`x y`, '-'),"
+                                    + " IFNULL(@t, '-'), CONNECTION_ID())")) {
+                        r.next();
+                        return r.getString(1);
+                    }
+                });
+                assertThat(seen)
+                        .as("fails=%s: unset, on the same connection", fails)
+                        .isEqualTo("-|-|-|-|-|-|" + connection);
+                assertThat(MariaDb.rows(id)).isOne();
+            }
+            assertAllBack(gate, pool);
+        }
+    }
+
+    private static long connectionId(Connection c) throws SQLException {
+        try (var s = c.createStatement();
+                var r = s.executeQuery("SELECT CONNECTION_ID()")) {
+            r.next();
+            return r.getLong(1);
+        }
     }
 
     /** A procedure that commits inside: when work then returns, everything is committed, and told so. */

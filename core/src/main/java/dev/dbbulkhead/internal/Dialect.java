@@ -6,6 +6,7 @@ import java.sql.DatabaseMetaData;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.Locale;
+import java.util.Set;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -112,6 +113,11 @@ sealed interface Dialect {
         @Override
         public @Nullable Finding inspect(String sql) {
             return MySqlStatements.inspect(sql, backslashes, ansiQuotes);
+        }
+
+        /** The user variables {@code sql} assigns (see {@link MySqlStatements#assignedVariables}). */
+        Set<String> assignedVariables(String sql) {
+            return MySqlStatements.assignedVariables(sql, backslashes, ansiQuotes);
         }
 
         @Override

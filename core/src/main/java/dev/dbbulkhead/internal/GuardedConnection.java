@@ -17,8 +17,10 @@ import java.sql.SQLXML;
 import java.sql.Savepoint;
 import java.sql.Statement;
 import java.sql.Struct;
+import java.util.LinkedHashSet;
 import java.util.Map;
 import java.util.Properties;
+import java.util.Set;
 import java.util.concurrent.Executor;
 import org.jspecify.annotations.Nullable;
 
@@ -73,6 +75,12 @@ final class GuardedConnection implements Connection {
      * null: the runner compares them with the count after work to learn whether a procedure ended the transaction.
      */
     private volatile long @Nullable [] endsBeforeProcedure;
+    /**
+     * The user variables work assigned (MySQL and MariaDB), or null: they outlive the transaction on the server, so
+     * the runner sets them back to {@code NULL} when it ends ({@link MySqlStatements#assignedVariables}). Guarded by
+     * {@code this}: work may send statements from several threads.
+     */
+    private @Nullable Set<String> userVariables;
 
     public GuardedConnection(Connection delegate, Dialect dialect) {
         this.delegate = delegate;
@@ -135,6 +143,9 @@ final class GuardedConnection implements Connection {
     @SuppressWarnings("ReferenceEquality") // the constant itself, not any equal finding
     void check(String sql) throws SQLException {
         TransactionControl.Finding finding = dialect.inspect(sql);
+        if (dialect instanceof Dialect.MySql mySql && sql != null && sql.indexOf('@') >= 0) {
+            assigned(mySql.assignedVariables(sql));
+        }
         if (finding == null) {
             return;
         }
@@ -150,6 +161,20 @@ final class GuardedConnection implements Connection {
         if (sessionRisk == null) {
             sessionRisk = finding.command();
         }
+    }
+
+    private synchronized void assigned(Set<String> names) {
+        if (!names.isEmpty()) {
+            if (userVariables == null) {
+                userVariables = new LinkedHashSet<>();
+            }
+            userVariables.addAll(names);
+        }
+    }
+
+    /** The user variables work assigned, to be set back to {@code NULL}; empty if none. */
+    synchronized Set<String> userVariables() {
+        return userVariables == null ? Set.of() : Set.copyOf(userVariables);
     }
 
     /** What may have changed the session unseen (see {@link #check}), or null. */

@@ -2,6 +2,7 @@ package dev.dbbulkhead.internal;
 
 import dev.dbbulkhead.internal.TransactionControl.Finding;
 import dev.dbbulkhead.internal.TransactionControl.Kind;
+import java.util.LinkedHashSet;
 import java.util.Locale;
 import java.util.Set;
 import org.jspecify.annotations.Nullable;
@@ -21,9 +22,11 @@ import org.jspecify.annotations.Nullable;
  * {@code UNINSTALL}, replication control. {@code PREPARE} and {@code EXECUTE} are refused too: the text they run
  * cannot be read.</li>
  * <li><b>Session state</b>, refused: {@code USE}, a {@code SET} of a system variable ({@code SET LOCAL} is
- * {@code SET SESSION} on MySQL: there is no transaction-scoped {@code SET}), {@code SET NAMES},
- * {@code CREATE TEMPORARY TABLE} (MySQL has no {@code ON COMMIT DROP}), {@code HANDLER}, {@code GET_LOCK(...)}.
- * User variables ({@code SET @x = ...}) are allowed: they change nothing for SQL that does not read them.</li>
+ * {@code SET SESSION} on MySQL: there is no transaction-scoped {@code SET}), anywhere in a {@code SET} list and however
+ * its name is spelled, {@code SET NAMES}, {@code CREATE TEMPORARY TABLE} (MySQL has no {@code ON COMMIT DROP}),
+ * {@code HANDLER}, {@code GET_LOCK(...)} (its name quoted too), {@code LOCK INSTANCE} and {@code BACKUP}. User
+ * variables ({@code SET @x = ...}, {@code @x := ...}, {@code INTO @x}) are allowed, and the ones work assigned are set
+ * back to {@code NULL} when the transaction ends ({@link #assignedVariables}).</li>
  * <li><b>A procedure</b> ({@code CALL}, also as JDBC's {@code {call ...}}), allowed: it may end the transaction
  * inside with {@code COMMIT} or {@code ROLLBACK}, which the transaction runner finds out afterwards
  * ({@link Dialect.MySql#transactionEnds}).</li>
@@ -70,6 +73,8 @@ final class MySqlStatements {
             "a named lock is held "
                     + "by the session, not the transaction: lock a row with SELECT ... FOR UPDATE instead, which is released "
                     + "when the transaction ends");
+    /** The scopes a system variable's assignment may name before it. */
+    private static final Set<String> SCOPES = Set.of("GLOBAL", "SESSION", "LOCAL", "PERSIST", "PERSIST_ONLY");
     /** A procedure may COMMIT or ROLLBACK inside: allowed, and its effect on the transaction checked afterwards. */
     static final Finding PROCEDURE = new Finding(Kind.SESSION_RISK, "CALL", null);
 
@@ -85,6 +90,31 @@ final class MySqlStatements {
      */
     static @Nullable Finding inspect(String sql, boolean backslashes, boolean ansiQuotes) {
         return sql == null ? null : new Lexer(sql, backslashes, ansiQuotes).scan();
+    }
+
+    /**
+     * The user variables that {@code sql} assigns, lower-cased as the server compares them: the targets of a
+     * {@code SET} list, of {@code SELECT ... INTO @a, @b}, and any {@code @x :=}. Empty when the text has no {@code @}.
+     * They outlive the transaction on the server, so the runner sets them back to {@code NULL} when it ends.
+     */
+    static Set<String> assignedVariables(String sql, boolean backslashes, boolean ansiQuotes) {
+        if (sql == null || sql.indexOf('@') < 0) {
+            return Set.of();
+        }
+        var names = new LinkedHashSet<String>();
+        new Lexer(sql, backslashes, ansiQuotes).assigned(names);
+        return names;
+    }
+
+    /** {@code SET @`a` = NULL, ...}: what puts {@code names} back as they were before any assignment. */
+    static String unsetVariables(Set<String> names) {
+        var sql = new StringBuilder("SET ");
+        for (String name : names) {
+            sql.append(sql.length() > 4 ? ", @`" : "@`")
+                    .append(name.replace("`", "``"))
+                    .append("` = NULL");
+        }
+        return sql.toString();
     }
 
     private static Finding control(String command) {
@@ -135,6 +165,75 @@ final class MySqlStatements {
             return risk;
         }
 
+        /** The user variables the text assigns, into {@code names} (see {@link #assignedVariables}). */
+        void assigned(Set<String> names) {
+            boolean statementStart = true;
+            boolean setList = false;
+            boolean intoList = false;
+            boolean target = false; // the next user variable is assigned: after SET, INTO or their commas
+            int depth = 0;
+            while (i < n) {
+                char c = sql.charAt(i);
+                if (c == '@' && sql.startsWith("@@", i)) {
+                    i += 2;
+                    target = false;
+                } else if (c == '@') {
+                    int start = i;
+                    if (userVariable()) {
+                        if (target || followedByAssignment()) {
+                            names.add(variableName(start + 1, i));
+                        }
+                    } else {
+                        i++;
+                    }
+                    target = false;
+                } else if (identifierPart(c)) {
+                    String word = word();
+                    setList |= statementStart && word.equals("SET");
+                    intoList = word.equals("INTO");
+                    target = intoList || (statementStart && setList);
+                } else if (c == ';') {
+                    i++;
+                    setList = intoList = target = false;
+                    depth = 0;
+                    statementStart = true;
+                    continue;
+                } else if (c == ',') {
+                    i++;
+                    target = (setList && depth == 0) || intoList;
+                } else if (c <= ' ' || ((c == '#' || c == '-' || c == '/' || c == '*') && skipComment())) {
+                    if (c <= ' ') {
+                        i++;
+                    }
+                    continue;
+                } else {
+                    depth += c == '(' ? 1 : c == ')' ? -1 : 0;
+                    skipToken();
+                    target = false;
+                    intoList = false;
+                }
+                statementStart = false;
+            }
+        }
+
+        private boolean followedByAssignment() {
+            int at = i;
+            skipSpaceAndCommentsOnly();
+            boolean assigns = sql.startsWith(":=", i);
+            i = at;
+            return assigns;
+        }
+
+        /** A user variable's name from its text after the {@code @}: unquoted, lower-cased. */
+        private String variableName(int start, int end) {
+            char q = sql.charAt(start);
+            String name = q == '\'' || q == '"' || q == '`'
+                    ? sql.substring(start + 1, Math.max(start + 1, end - 1))
+                            .replace(String.valueOf(q) + q, String.valueOf(q))
+                    : sql.substring(start, end);
+            return name.toLowerCase(Locale.ROOT);
+        }
+
         /** The statement's first words; {@code i} is left inside it. */
         private @Nullable Finding statement() {
             String first = word();
@@ -153,8 +252,16 @@ final class MySqlStatements {
                 case "USE" -> session("USE", "qualify the names with their database (db.table) inside work instead");
                 case "LOCK", "UNLOCK" -> {
                     String next = word();
-                    yield next.startsWith("TABLE") ? implicitCommit(first + " TABLES") : null;
+                    yield next.startsWith("TABLE")
+                            ? implicitCommit(first + " TABLES")
+                            : first.equals("LOCK") && next.equals("INSTANCE")
+                                    ? session(
+                                            "LOCK INSTANCE",
+                                            "a backup lock is held by the session: take it outside work")
+                                    : null;
                 }
+                case "BACKUP" ->
+                    session("BACKUP " + word(), "a backup lock is held by the session: take it outside work");
                 case "CREATE" -> create();
                 case "DROP" -> "TEMPORARY".equals(word()) ? null : implicitCommit("DROP");
                 case "PREPARE", "EXECUTE" ->
@@ -169,38 +276,116 @@ final class MySqlStatements {
             };
         }
 
-        /** {@code SET ...}: transaction characteristics and user variables only. */
+        /**
+         * {@code SET ...}: transaction characteristics, and lists of user variables only. A list is read assignment by
+         * assignment ({@code SET @x = 1, autocommit = 1} commits on the server): the first one that is not a user
+         * variable is refused, however its name is spelled ({@code @@session.x}, {@code SESSION x}, backticks).
+         */
         private @Nullable Finding set() {
-            skipSpaceAndComments();
-            if (i < n && sql.charAt(i) == '@' && !sql.startsWith("@@", i)) {
-                return null; // a user variable
-            }
+            int at = i;
             String second = word();
-            if (second.equals("TRANSACTION")) {
-                return null;
-            }
-            if (second.equals("STATEMENT")) {
-                return setStatement();
-            }
-            if (second.equals("PASSWORD") || second.equals("DEFAULT")) {
-                return implicitCommit("SET " + second);
-            }
-            String name = second;
-            if (name.isEmpty() && sql.startsWith("@@", i)) {
-                i += 2;
-                name = word();
-                int dot = i < n && sql.charAt(i) == '.' ? i : -1;
-                if (dot >= 0) {
-                    i++;
-                    name = word();
+            switch (second) {
+                case "TRANSACTION" -> {
+                    return null;
                 }
-            } else if (name.equals("SESSION") || name.equals("LOCAL") || name.equals("GLOBAL")) {
-                name = word();
+                case "STATEMENT" -> {
+                    return setStatement();
+                }
+                case "PASSWORD", "DEFAULT" -> {
+                    return implicitCommit("SET " + second);
+                }
+                default -> i = at;
+            }
+            while (true) {
+                skipSpaceAndComments();
+                if (i >= n || sql.charAt(i) == ';') {
+                    return null;
+                }
+                if (!userVariable()) {
+                    return systemVariable();
+                }
+                skipExpression();
+                if (i >= n || sql.charAt(i) != ',') {
+                    return null;
+                }
+                i++;
+            }
+        }
+
+        /** A system variable's assignment at {@code i}, after {@code SET} or a comma: refused. */
+        private Finding systemVariable() {
+            String name;
+            if (sql.startsWith("@@", i)) {
+                i += 2;
+                name = name();
+                skipSpaceAndComments();
+                if (i < n && sql.charAt(i) == '.') {
+                    i++;
+                    name = name();
+                }
+            } else {
+                name = name();
+                if (SCOPES.contains(name)) {
+                    name = name();
+                }
             }
             if (name.equals("AUTOCOMMIT")) {
                 return control("SET autocommit");
             }
             return session("SET " + (name.isEmpty() ? "..." : name.toLowerCase(Locale.ROOT)), SET_ADVICE);
+        }
+
+        /** Past a user variable's name at {@code i} ({@code @x}, {@code @'x'}, {@code @`x`}), if one is there. */
+        private boolean userVariable() {
+            if (i + 1 >= n || sql.charAt(i) != '@') {
+                return false;
+            }
+            char c = sql.charAt(i + 1);
+            if (c == '\'' || c == '"' || c == '`') {
+                i++;
+                skipToken();
+                return true;
+            }
+            if (!variablePart(c)) {
+                return false;
+            }
+            i++;
+            while (i < n && variablePart(sql.charAt(i))) {
+                i++;
+            }
+            return true;
+        }
+
+        /** Past an expression, to the {@code ,} or {@code ;} that ends it outside parentheses (or the end). */
+        private void skipExpression() {
+            int depth = 0;
+            while (i < n) {
+                char c = sql.charAt(i);
+                if ((c == ',' && depth == 0) || c == ';') {
+                    return;
+                }
+                if (c == '(') {
+                    depth++;
+                } else if (c == ')') {
+                    depth = Math.max(0, depth - 1);
+                }
+                if (c == '\'' || c == '"' || c == '`') {
+                    skipToken();
+                } else if (!((c == '#' || c == '-' || c == '/' || c == '*') && skipComment())) {
+                    i++;
+                }
+            }
+        }
+
+        /** A name at {@code i}: a word, or a backticked (or, with ANSI_QUOTES, double-quoted) identifier; upper-cased. */
+        private String name() {
+            skipSpaceAndComments();
+            if (i < n && (sql.charAt(i) == '`' || (ansiQuotes && sql.charAt(i) == '"'))) {
+                int start = i;
+                skipToken();
+                return sql.substring(start + 1, Math.max(start + 1, i - 1)).toUpperCase(Locale.ROOT);
+            }
+            return word();
         }
 
         /** MariaDB's {@code SET STATEMENT name = value, ... FOR statement}: the setting ends with it; the statement is read. */
@@ -309,7 +494,15 @@ final class MySqlStatements {
                     i++;
                     break;
                 } else if (c == '\'' || c == '"' || c == '`') {
+                    int start = i;
                     skipToken();
+                    if (found == null
+                            && i - start == 10
+                            && (c == '`' || (c == '"' && ansiQuotes))
+                            && sql.regionMatches(true, start + 1, "GET_LOCK", 0, 8)
+                            && calledHere()) {
+                        found = GET_LOCK; // a quoted name still calls the function
+                    }
                 } else if (!((c == '#' || c == '-' || c == '/' || c == '*') && skipComment())) {
                     i++;
                 }
@@ -353,6 +546,11 @@ final class MySqlStatements {
         private void skipQuoted(char quote, boolean escapes) {
             i = TransactionControl.afterQuoted(sql, i, quote, escapes);
         }
+    }
+
+    /** The characters of an unquoted user variable's name: an identifier's, and {@code .}. */
+    private static boolean variablePart(char c) {
+        return identifierPart(c) || c == '.';
     }
 
     /** MySQL's identifier characters: letters, digits, {@code _}, {@code $} and anything beyond ASCII. */

@@ -78,6 +78,19 @@ class MySqlStatementsTest {
             SELECT GET_LOCK('k', 1)                          | GET_LOCK(...)      | SESSION_STATE
             PREPARE s FROM 'COMMIT'                          | PREPARE            | SESSION_STATE
             HANDLER t OPEN                                   | HANDLER            | SESSION_STATE
+            SET @x = 1, autocommit = 1                       | SET autocommit     | TRANSACTION_CONTROL
+            SET @x := 1, @@session.autocommit = 1            | SET autocommit     | TRANSACTION_CONTROL
+            SET `autocommit` = 1                             | SET autocommit     | TRANSACTION_CONTROL
+            SET @@session.`AutoCommit` = 1                   | SET autocommit     | TRANSACTION_CONTROL
+            SET @x = GREATEST(1, 2), wait_timeout = 55       | SET wait_timeout   | SESSION_STATE
+            SET @x = 'a, b' , /* c */ SESSION wait_timeout = 5 | SET wait_timeout | SESSION_STATE
+            SET @x = 1 /*!, wait_timeout = 77 */             | SET wait_timeout   | SESSION_STATE
+            SET SESSION wait_timeout = 60, net_read_timeout = 31 | SET wait_timeout | SESSION_STATE
+            SET @x = 1, NAMES latin1                         | SET names          | SESSION_STATE
+            SELECT `get_lock`('x', 0)                        | GET_LOCK(...)      | SESSION_STATE
+            SELECT `GET_LOCK` /* c */ ('y', 0)               | GET_LOCK(...)      | SESSION_STATE
+            LOCK INSTANCE FOR BACKUP                         | LOCK INSTANCE      | SESSION_STATE
+            BACKUP STAGE START                               | BACKUP STAGE       | SESSION_STATE
             """)
     void whatEndsTheTransactionOrOutlivesItIsRefused(String sql, String command, Kind kind) {
         Finding finding = read(sql.replace("\\n", "\n"));
@@ -85,6 +98,42 @@ class MySqlStatementsTest {
         assertThat(finding.command()).isEqualTo(command);
         assertThat(finding.kind()).isEqualTo(kind);
         assertThat(finding.refusal().getSQLState()).isEqualTo("25000");
+    }
+
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', textBlock = """
+            SET @a = 1, @b = 'x, autocommit = 1', @c = CONCAT('a', 'b')
+            SET @a := (SELECT MAX(id) FROM t), @b = 2
+            SELECT `get_lock` FROM t
+            SELECT "get_lock"('x', 0)
+            UNLOCK INSTANCE
+            """)
+    void userVariablesAndMereNamesPass(String sql) {
+        assertThat(read(sql)).as(sql).isNull();
+    }
+
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', textBlock = """
+            SET @a = 1, @B = f(@c, @d)                       | a, b
+            SELECT @x := 1, @y                               | x
+            SELECT 1, 2 INTO @m, @n                          | m, n
+            SELECT a INTO @m FROM t WHERE b = @k             | m
+            INSERT INTO t VALUES (@tenant)                   | ''
+            SET @`x y` = 1, @'q''s' = 2                       | x y, q's
+            SELECT @@session.wait_timeout, '@a := 1', `@b`   | ''
+            SELECT 1; SET @z = 2; SELECT @w                  | z
+            SET STATEMENT max_statement_time = 1 FOR SELECT @s := 1 | s
+            """)
+    void theUserVariablesAssignedAreFound(String sql, String names) {
+        assertThat(MySqlStatements.assignedVariables(sql, true, false))
+                .as(sql)
+                .containsExactlyElementsOf(names.isEmpty() ? List.of() : List.of(names.split(", ")));
+    }
+
+    @Test
+    void theUnsetStatementQuotesEveryName() {
+        assertThat(MySqlStatements.unsetVariables(new java.util.LinkedHashSet<>(List.of("a", "x`y"))))
+                .isEqualTo("SET @`a` = NULL, @`x``y` = NULL");
     }
 
     @Test
