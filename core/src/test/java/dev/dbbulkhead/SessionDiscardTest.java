@@ -1,6 +1,7 @@
 package dev.dbbulkhead;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import com.zaxxer.hikari.HikariConfig;
@@ -91,8 +92,8 @@ class SessionDiscardTest {
         long id = Db.newId();
         int backend;
         try (var logs = new Logs(Level.WARNING)) {
-            backend = run("DO $$BEGIN PERFORM set_config('statement_timeout', '1', false); END$$", id);
-            run("DO $$BEGIN PERFORM set_config('statement_timeout', '2', false); END$$", Db.newId());
+            backend = run("DO $$BEGIN EXECUTE 'SET statement_timeout = 1'; END$$", id);
+            run("DO $$BEGIN EXECUTE 'SET statement_timeout = 2'; END$$", Db.newId());
             assertThat(logs.messages())
                     .as("once per call site")
                     .hasSize(1)
@@ -113,19 +114,53 @@ class SessionDiscardTest {
 
     @Test
     void aCallSiteKnownToRiskTheSessionKeepsItsConnectionWhenNothingChanged() throws Exception {
-        int first = run("DO $$BEGIN PERFORM 1; END$$", Db.newId());
+        int first = run("DO $$BEGIN EXECUTE 'SELECT 1'; END$$", Db.newId());
         assertThat(discarded)
                 .as("the first one from a call site: not read before, discarded")
                 .hasValue(1);
-        int second = run("DO $$BEGIN PERFORM 1; END$$", Db.newId());
+        int second = run("DO $$BEGIN EXECUTE 'SELECT 1'; END$$", Db.newId());
         int third = run("CALL session_nothing()", Db.newId());
         assertThat(second).as("a new session after the discard").isNotEqualTo(first);
         assertThat(third).as("unchanged: kept").isEqualTo(second);
         assertThat(discarded).hasValue(1);
-        int fourth = run("DO $$BEGIN PERFORM set_config('search_path', 'pg_catalog', false); END$$", Db.newId());
+        int fourth = run("DO $$BEGIN EXECUTE 'SET search_path = pg_catalog'; END$$", Db.newId());
         assertThat(fourth).isEqualTo(third);
         assertThat(discarded).as("changed: discarded").hasValue(2);
         assertThat(session()).doesNotStartWith(fourth + "|").doesNotContain("|pg_catalog|");
+    }
+
+    @Test
+    void aDoBlockWhoseTextShowsNoSessionChangeIsNotARisk() throws Exception {
+        int first = run("DO $$DECLARE n int; BEGIN SELECT count(*) INTO n FROM pg_class; PERFORM n; END$$", Db.newId());
+        int second = run("DO $$BEGIN PERFORM 1; END$$", Db.newId());
+        assertThat(second).as("kept: nothing to compare").isEqualTo(first);
+        assertThat(discarded).hasValue(0);
+        assertThatThrownBy(() -> run("DO $$BEGIN PERFORM set_config('search_path', 'x', false); END$$", Db.newId()))
+                .as("what the body shows is refused as in plain SQL")
+                .hasMessageContaining("set_config(..., true)");
+    }
+
+    /**
+     * {@code SET LOCAL search_path TO pg_temp} makes an unqualified {@code CREATE TABLE} temporary: told committed
+     * (it did), and no later caller writes into it (its rows would vanish with the connection).
+     */
+    @Test
+    void aTableMadeTemporaryBySearchPathNeverReachesTheNextCaller() throws Exception {
+        for (int round = 0; round < 3; round++) {
+            long id = Db.newId();
+            run("SET LOCAL search_path TO pg_temp, public; CREATE TABLE IF NOT EXISTS orders_here (id int)", id);
+            assertThat(Db.rows(id)).as("told committed: committed").isEqualTo(1);
+            String temporary = gate.transaction(
+                    Duration.ZERO,
+                    c -> Db.text(
+                            c,
+                            "SELECT (SELECT count(*) FROM pg_class WHERE relnamespace = pg_my_temp_schema())"
+                                    + " || '|' || (SELECT count(*) FROM pg_proc WHERE pronamespace = pg_my_temp_schema())"));
+            assertThat(temporary)
+                    .as("round %d: the next caller's temporary schema", round)
+                    .isEqualTo("0|0");
+        }
+        assertThat(discarded).as("every one changed the session").hasValue(3);
     }
 
     @Test

@@ -36,6 +36,7 @@ class SessionStateContractTest {
                                 + "|| current_setting('statement_timeout') || '|' || current_setting('default_transaction_read_only') "
                                 + "|| '|' || current_user || '|' || current_setting('application_name') || '|' "
                                 + "|| (SELECT count(*) FROM pg_class WHERE relnamespace = pg_my_temp_schema()) || '|' "
+                                + "|| (SELECT count(*) FROM pg_proc WHERE pronamespace = pg_my_temp_schema()) || '|' "
                                 + "|| (SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()) || '|' "
                                 + "|| (SELECT count(*) FROM pg_prepared_statements WHERE from_sql) || '|' "
                                 + "|| (SELECT count(*) FROM pg_cursors WHERE is_holdable) || '|' "
@@ -62,6 +63,14 @@ class SessionStateContractTest {
             PREPARE q AS SELECT 1                                    | PreparedStatement
             LISTEN db_bulkhead_events                                | outside the pool
             DISCARD TEMP                                             | leave the session to the pool
+            CREATE TABLE pg_temp.orders (id int)                     | ON COMMIT DROP
+            create table "pg_temp" . orders (id int)                 | ON COMMIT DROP
+            CREATE VIEW pg_temp.v AS SELECT 1                        | ON COMMIT DROP
+            CREATE SEQUENCE pg_temp.s                                | ON COMMIT DROP
+            CREATE FUNCTION pg_temp.f() RETURNS int LANGUAGE sql AS 'SELECT 1' | schema of its own
+            UPDATE pg_settings SET setting = 'tenant_b' WHERE name = 'search_path' | set_config(name, value, true)
+            UPDATE ONLY pg_catalog."pg_settings" SET setting = '1' WHERE name = 'statement_timeout' | SET LOCAL
+            DO $$BEGIN PERFORM set_config('search_path', 'x', false); END$$ | set_config(..., true)
             """)
     void aSessionChangeIsRefusedBeforeItRunsNothingCommitsAndTheNextCallerSeesThePoolsSession(
             String sql, String instead) throws Exception {

@@ -4,9 +4,11 @@ import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.sql.Connection;
 import java.sql.SQLException;
-import java.sql.Statement;
+import java.util.Map;
+import java.util.WeakHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Keeps the session the pool's when work sent SQL that may change it in a way its text cannot show (a {@code DO}
@@ -36,6 +38,8 @@ final class SessionState {
             + " WHERE source IN ('session', 'client')), '')"
             + " || '|' || (SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid())"
             + " || '|' || (SELECT count(*) FROM pg_class WHERE relnamespace = pg_my_temp_schema())"
+            + " || '|' || (SELECT count(*) FROM pg_proc WHERE pronamespace = pg_my_temp_schema())"
+            + " || '|' || (SELECT count(*) FROM pg_type WHERE typnamespace = pg_my_temp_schema())"
             + " || '|' || (SELECT count(*) FROM pg_cursors WHERE is_holdable)"
             + " || '|' || (SELECT count(*) FROM pg_prepared_statements WHERE from_sql)"
             + " || '|' || (SELECT count(*) FROM pg_listening_channels())";
@@ -58,6 +62,8 @@ final class SessionState {
     private volatile boolean anyRisky;
 
     private final Discard discard;
+    /** Sessions as last compared, by physical connection (weakly: a connection the pool closed is forgotten). */
+    private final Map<Object, String> known = new WeakHashMap<>();
 
     SessionState(DataSource source) {
         this.discard = Discard.of(source);
@@ -81,12 +87,46 @@ final class SessionState {
         discard.discard(raw);
     }
 
-    /** The session's state as one text (see {@link #FINGERPRINT}). */
+    /**
+     * The session's state as one text (see {@link #FINGERPRINT}). A prepared statement: the driver prepares it on the
+     * server after a few uses on a connection (pgJDBC's {@code prepareThreshold}), which halves its cost.
+     */
     static String fingerprint(Connection raw) throws SQLException {
-        try (Statement statement = raw.createStatement();
-                var r = statement.executeQuery(FINGERPRINT)) {
+        try (var statement = raw.prepareStatement(FINGERPRINT);
+                var r = statement.executeQuery()) {
             r.next();
             return r.getString(1);
+        }
+    }
+
+    /**
+     * The session of {@code raw}'s physical connection as a compared transaction last left it, or null. Nothing else
+     * can change it in between (the guard refuses what the text shows; what it cannot show is compared or discarded),
+     * so a call site watched again on this connection needs no read before, and one first seen is compared with it
+     * rather than discarded.
+     */
+    @Nullable
+    String known(Connection raw) {
+        Object physical = physical(raw);
+        synchronized (known) {
+            return known.get(physical);
+        }
+    }
+
+    /** Remembers {@code fingerprint} as the session of {@code raw}'s physical connection. */
+    void remember(Connection raw, String fingerprint) {
+        Object physical = physical(raw);
+        synchronized (known) {
+            known.put(physical, fingerprint);
+        }
+    }
+
+    /** The driver's connection under the pool's proxy (a new proxy each time the pool lends it), else the proxy. */
+    private static Object physical(Connection raw) {
+        try {
+            return raw.isWrapperFor(Connection.class) ? raw.unwrap(Connection.class) : raw;
+        } catch (SQLException | RuntimeException e) {
+            return raw;
         }
     }
 

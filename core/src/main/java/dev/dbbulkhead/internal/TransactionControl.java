@@ -2,6 +2,7 @@ package dev.dbbulkhead.internal;
 
 import java.sql.SQLException;
 import java.util.Locale;
+import java.util.Set;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -17,13 +18,19 @@ import org.jspecify.annotations.Nullable;
  * {@code SET CONSTRAINTS} are transaction-scoped, and allowed), {@code SET SESSION ...}, {@code SET ROLE},
  * {@code SET SESSION AUTHORIZATION}, {@code SET SESSION CHARACTERISTICS}, {@code DISCARD}, {@code PREPARE name},
  * {@code LISTEN}, {@code LOAD}, {@code DECLARE ... WITH HOLD}, {@code CREATE TEMP TABLE} without
- * {@code ON COMMIT DROP}, a temporary view or sequence, {@code SELECT ... INTO TEMP}, and the calls
+ * {@code ON COMMIT DROP} (also a table created by name in {@code pg_temp} or {@code pg_temp_N}, quoted or qualified
+ * with the database), a temporary view, sequence, function or type, {@code SELECT ... INTO TEMP},
+ * {@code UPDATE [ONLY] [pg_catalog.]pg_settings} (a {@code SET} by another name), and the calls
  * {@code set_config(..., false)} (a literal), {@code pg_advisory_lock}, {@code pg_advisory_lock_shared},
  * {@code pg_try_advisory_lock} and {@code pg_try_advisory_lock_shared} anywhere in a statement. Each refusal names
  * the transaction-scoped spelling ({@code SET LOCAL}, {@code set_config(..., true)}, {@code pg_advisory_xact_lock},
  * {@code ON COMMIT DROP}).</li>
  * <li><b>A risk to the session</b>, allowed: text that may change the session in a way it cannot show: a {@code DO}
- * block, a {@code CALL}, and {@code set_config} whose third argument is not a literal (a parameter, an expression).
+ * block whose PL/pgSQL body has dynamic SQL ({@code EXECUTE}) or a statement the guard does not read there
+ * ({@code SET}, {@code CREATE}, {@code CALL}, ...; a body in another language), a {@code CALL}, {@code set_config}
+ * whose third argument is not a literal (a parameter, an expression), and any text that names {@code pg_temp} (a
+ * {@code search_path} that puts it first makes an unqualified {@code CREATE TABLE} temporary). A {@code DO} body
+ * that shows none of these is read as the rest of the text is, and costs nothing more.
  * The transaction runner then compares the session before and after ({@link SessionState}) and has the pool discard
  * a connection whose session changed.</li>
  * </ul>
@@ -122,9 +129,19 @@ final class TransactionControl {
     private static final Finding WITH_HOLD =
             session("DECLARE ... WITH HOLD", "declare the cursor WITHOUT HOLD (the default) and read it inside work");
 
+    private static final Finding SETTINGS_UPDATE = session(
+            "UPDATE pg_settings",
+            "use set_config(name, value, true) or SET LOCAL instead, which ends with the transaction");
+    /** Text that names the session's temporary schema: what it creates there may outlive the transaction. */
+    private static final Finding PG_TEMP = new Finding(Kind.SESSION_RISK, "pg_temp", null);
+
     private static Finding session(String command, String instead) {
         return new Finding(Kind.SESSION_STATE, command, instead);
     }
+
+    /** What may be created in the session's temporary schema by naming it ({@code CREATE TABLE pg_temp.t}). */
+    private static final Set<String> TEMP_SCHEMA_OBJECTS =
+            Set.of("TABLE", "VIEW", "RECURSIVE", "SEQUENCE", "FUNCTION", "PROCEDURE", "TYPE", "DOMAIN", "AGGREGATE");
 
     /**
      * The command of the first refusal in {@code sql} (transaction control upper-cased, as {@code COMMIT}), or
@@ -194,6 +211,10 @@ final class TransactionControl {
         private int i;
         /** The keyword sequence matched so far in the statement's {@link Mode}; 3 when whole, and it stays. */
         private int matched;
+        /** The statement updates {@code pg_settings}: {@code UPDATE [ONLY] [pg_catalog.]pg_settings}. */
+        private boolean settings;
+        /** The next name is what {@code UPDATE} writes. */
+        private boolean updateTarget;
 
         Lexer(String sql, boolean standardStrings, boolean sessionRules) {
             this.sql = sql;
@@ -224,6 +245,8 @@ final class TransactionControl {
             String first = word();
             Mode mode = Mode.PLAIN;
             Finding found = null;
+            updateTarget = first.equals("UPDATE");
+            settings = false;
             if (!sessionRules) {
                 first = transactionControl(first);
                 skipStatement(Mode.PLAIN);
@@ -258,7 +281,7 @@ final class TransactionControl {
                             "LOAD",
                             "load the library for every session instead "
                                     + "(session_preload_libraries or shared_preload_libraries)");
-                case "DO" -> found = DO_BLOCK;
+                case "DO" -> found = doBlock();
                 case "CALL" -> found = CALL;
                 case "DECLARE" -> mode = Mode.DECLARE;
                 case "CREATE" -> {
@@ -275,6 +298,9 @@ final class TransactionControl {
             Finding inside = skipStatement(mode);
             if (inside != null && inside.refused()) {
                 return inside;
+            }
+            if (settings) {
+                return SETTINGS_UPDATE;
             }
             if (mode == Mode.TEMP_TABLE) {
                 return matched == 3 ? inside : TEMP_TABLE;
@@ -365,9 +391,10 @@ final class TransactionControl {
         }
 
         /**
-         * {@code CREATE [OR REPLACE] [GLOBAL | LOCAL] {TEMP | TEMPORARY} ...}: a temporary table must say
-         * {@code ON COMMIT DROP} ({@link #TEMP_TABLE} then tells the caller to read the rest); a temporary view or
-         * sequence cannot, and is refused.
+         * {@code CREATE [OR REPLACE] [GLOBAL | LOCAL] {TEMP | TEMPORARY} ...}, or an object created in the session's
+         * temporary schema by name ({@code CREATE TABLE pg_temp.t}, {@code "pg_temp_3".t}, {@code db.pg_temp.t}): a
+         * temporary table must say {@code ON COMMIT DROP} ({@link #TEMP_TABLE} then tells the caller to read the rest);
+         * a temporary view, sequence, function or type cannot, and is refused.
          */
         private @Nullable Finding create() {
             boolean temporary = false;
@@ -382,6 +409,16 @@ final class TransactionControl {
                     default -> modifiers = 4;
                 }
             }
+            if (!temporary && TEMP_SCHEMA_OBJECTS.contains(word)) {
+                int at = i;
+                if (word.equals("RECURSIVE") || !"IF".equals(word())) {
+                    i = at;
+                } else {
+                    word(); // NOT
+                    word(); // EXISTS
+                }
+                temporary = inTemporarySchema();
+            }
             if (!temporary) {
                 return null;
             }
@@ -389,8 +426,247 @@ final class TransactionControl {
                 case "TABLE" -> TEMP_TABLE;
                 case "VIEW", "RECURSIVE", "SEQUENCE" ->
                     session("CREATE TEMP " + word, "use a table created with ON COMMIT DROP, or a subquery, instead");
+                case "FUNCTION", "PROCEDURE", "TYPE", "DOMAIN", "AGGREGATE" ->
+                    session(
+                            "CREATE " + word + " pg_temp.*",
+                            "it would stay in the session's temporary schema: create it in a schema of "
+                                    + "its own, outside work");
                 default -> null;
             };
+        }
+
+        /**
+         * Whether the qualified name at {@code i} ({@code [db.]schema.name}, each part plain or quoted) is in the
+         * session's temporary schema; {@code i} is left past the name.
+         */
+        private boolean inTemporarySchema() {
+            boolean temporary = false;
+            for (int part = 0; part < 3; part++) {
+                skipSpaceAndCommentsOnly();
+                int start = i;
+                boolean quoted = i < n && sql.charAt(i) == '"';
+                if (quoted) {
+                    skipQuoted('"', false);
+                } else {
+                    while (i < n && identifierPart(sql.charAt(i))) {
+                        i++;
+                    }
+                }
+                int end = i;
+                skipSpaceAndCommentsOnly();
+                if (i >= n || sql.charAt(i) != '.' || end == start) {
+                    return temporary;
+                }
+                i++;
+                temporary = quoted ? temporarySchema(start + 1, end - 1, true) : temporarySchema(start, end, false);
+            }
+            return temporary;
+        }
+
+        /** Whether {@code sql[start, end)} names {@code pg_temp} or {@code pg_temp_N} (a quoted name: in lower case). */
+        private boolean temporarySchema(int start, int end, boolean quoted) {
+            if (end - start < 7 || !sql.regionMatches(!quoted, start, "pg_temp", 0, 7)) {
+                return false;
+            }
+            if (end - start == 7) {
+                return true;
+            }
+            if (sql.charAt(start + 7) != '_' || end - start == 8) {
+                return false;
+            }
+            for (int k = start + 8; k < end; k++) {
+                if (sql.charAt(k) < '0' || sql.charAt(k) > '9') {
+                    return false;
+                }
+            }
+            return true;
+        }
+
+        /**
+         * {@code DO [LANGUAGE plpgsql] body}: a PL/pgSQL body is read ({@link #body}), so that a block whose text
+         * shows no session change costs nothing more than other SQL, one that shows a refused change is refused, and
+         * only one that may change the session unseen (dynamic SQL, a {@code SET} statement, ...) is a risk; a body in
+         * any other language is a risk. {@code i} is left at the statement's end.
+         */
+        private @Nullable Finding doBlock() {
+            String language = "PLPGSQL";
+            int bodyStart = -1;
+            int bodyEnd = -1;
+            boolean plain = true;
+            while (i < n && sql.charAt(i) != ';') {
+                char c = sql.charAt(i);
+                if (skipComment()) {
+                    continue;
+                }
+                if (c == '$' && !afterIdentifier()) {
+                    int open = i;
+                    skipDollarQuoteOrParameter();
+                    if (i - open > 1) {
+                        int tag = sql.indexOf('$', open + 1) + 1;
+                        bodyStart = tag;
+                        bodyEnd = Math.max(tag, i - (tag - open));
+                    }
+                } else if (c == '\'') {
+                    boolean escaped = escapeString();
+                    int open = i;
+                    skipQuoted('\'', escaped);
+                    bodyStart = open + 1;
+                    bodyEnd = Math.max(bodyStart, i - 1);
+                    plain = !escaped && !sql.substring(bodyStart, bodyEnd).contains("''");
+                } else if (identifierStart(c)) {
+                    if (word().equals("LANGUAGE")) {
+                        skipSpaceAndComments();
+                        if (i < n && (sql.charAt(i) == '\'' || sql.charAt(i) == '"')) {
+                            int open = i;
+                            skipQuoted(sql.charAt(i), false);
+                            language = sql.substring(open + 1, Math.max(open + 1, i - 1))
+                                    .toUpperCase(Locale.ROOT);
+                        } else {
+                            language = word();
+                        }
+                    }
+                } else {
+                    i++;
+                }
+            }
+            if (bodyStart < 0 || !plain || !language.equals("PLPGSQL")) {
+                return DO_BLOCK;
+            }
+            Finding found = new Lexer(sql.substring(bodyStart, bodyEnd), standardStrings, true).body();
+            return found == null ? null : found.refused() ? found : DO_BLOCK;
+        }
+
+        /**
+         * A PL/pgSQL body: the calls and names every statement is read for, {@code UPDATE pg_settings}, and what may
+         * change the session in a way the body's text cannot show ({@code EXECUTE}'s dynamic SQL, {@code CALL}) or does
+         * not say at the start of a statement as the guard reads it ({@code SET} and {@code RESET} as statements,
+         * {@code CREATE}, {@code DISCARD}, {@code LISTEN}, {@code LOAD}, {@code PREPARE}, {@code COMMIT},
+         * {@code ROLLBACK}): a risk, so the session is compared around the transaction.
+         */
+        @Nullable
+        Finding body() {
+            boolean start = true; // a PL/pgSQL statement may start at the next word
+            Finding risk = null;
+            while (i < n) {
+                char c = sql.charAt(i);
+                Finding found = null;
+                boolean statementStart = false;
+                if (identifierStart(c)) {
+                    int from = i++;
+                    while (i < n && identifierPart(sql.charAt(i))) {
+                        i++;
+                    }
+                    found = call(from, i, false);
+                    found = found != null ? found : mentioned(from, i, false);
+                    if (found == null
+                            && (riskyInBody(from, i)
+                                    || (start && (is(from, i, "SET") || is(from, i, "RESET") || is(from, i, "DO"))))) {
+                        found = DO_BLOCK;
+                    }
+                    noteWord(from, i, false);
+                    statementStart = is(from, i, "BEGIN")
+                            || is(from, i, "THEN")
+                            || is(from, i, "ELSE")
+                            || is(from, i, "LOOP")
+                            || is(from, i, "DECLARE");
+                } else if (c == ';') {
+                    i++;
+                    if (settings) {
+                        return SETTINGS_UPDATE;
+                    }
+                    updateTarget = false;
+                    start = true;
+                    continue;
+                } else if ((c == '-' || c == '/') && skipComment()) {
+                    continue;
+                } else if (c == '"') {
+                    int from = i;
+                    skipQuoted('"', false);
+                    found = call(from + 1, i - 1, true);
+                    found = found != null ? found : mentioned(from + 1, i - 1, true);
+                    noteWord(from + 1, i - 1, true);
+                } else if (c == '\'' || (c == '$' && !afterIdentifier())) {
+                    int from = i;
+                    if (c == '\'') {
+                        skipQuoted('\'', escapeString());
+                    } else {
+                        skipDollarQuoteOrParameter();
+                    }
+                    found = inLiteral(from, i);
+                } else {
+                    i++;
+                    if (c <= ' ' || c == '<' || c == '>') {
+                        continue; // space, and a block's <<label>>
+                    }
+                }
+                start = statementStart;
+                if (found != null) {
+                    if (found.refused()) {
+                        return found;
+                    }
+                    risk = risk == null ? found : risk;
+                }
+            }
+            return settings ? SETTINGS_UPDATE : risk;
+        }
+
+        private boolean riskyInBody(int start, int end) {
+            return is(start, end, "EXECUTE")
+                    || is(start, end, "CALL")
+                    || is(start, end, "CREATE")
+                    || is(start, end, "DISCARD")
+                    || is(start, end, "LISTEN")
+                    || is(start, end, "LOAD")
+                    || is(start, end, "PREPARE")
+                    || is(start, end, "COMMIT")
+                    || is(start, end, "ROLLBACK");
+        }
+
+        /** A name that may reach the session beyond the transaction: the temporary schema ({@link #PG_TEMP}). */
+        private @Nullable Finding mentioned(int start, int end, boolean quoted) {
+            return temporarySchema(start, end, quoted) ? PG_TEMP : null;
+        }
+
+        /** A literal's text: one that names {@code pg_temp} (a search_path, say) is a risk. */
+        private @Nullable Finding inLiteral(int start, int end) {
+            for (int k = start; k + 7 <= end; k++) {
+                char c = sql.charAt(k);
+                if ((c == 'p' || c == 'P') && sql.regionMatches(true, k, "pg_temp", 0, 7)) {
+                    return PG_TEMP;
+                }
+            }
+            return null;
+        }
+
+        /**
+         * Notes {@code UPDATE [ONLY] [pg_catalog.]pg_settings} (but not {@code FOR [NO KEY] UPDATE}, a row lock): a
+         * statement that writes the session's settings.
+         */
+        private void noteWord(int start, int end, boolean quoted) {
+            int length = end - start;
+            if (length == 11 && sql.regionMatches(!quoted, start, "pg_settings", 0, 11)) {
+                settings |= updateTarget;
+                updateTarget = false;
+            } else if (length == 6 && !quoted && is(start, end, "UPDATE")) {
+                updateTarget = !afterRowLock(start);
+            } else if (!(updateTarget
+                    && ((!quoted && is(start, end, "ONLY"))
+                            || (length == 10 && sql.regionMatches(!quoted, start, "pg_catalog", 0, 10))))) {
+                updateTarget = false;
+            }
+        }
+
+        /** Whether the word before {@code start} is {@code FOR} or {@code KEY} ({@code FOR NO KEY UPDATE}). */
+        private boolean afterRowLock(int start) {
+            int k = start - 1;
+            while (k >= 0 && Character.isWhitespace(sql.charAt(k))) {
+                k--;
+            }
+            int end = k + 1;
+            while (k >= 0 && identifierPart(sql.charAt(k))) {
+                k--;
+            }
+            return is(k + 1, end, "FOR") || is(k + 1, end, "KEY");
         }
 
         /** The word at {@code i} (after space and comments), upper-cased, and {@code i} past it; "" if none. */
@@ -461,7 +737,11 @@ final class TransactionControl {
                     while (i < n && identifierPart(sql.charAt(i))) {
                         i++;
                     }
-                    found = sessionRules ? call(start, i, false) : null;
+                    if (sessionRules) {
+                        found = call(start, i, false);
+                        found = found != null ? found : mentioned(start, i, false);
+                        noteWord(start, i, false);
+                    }
                     if (!plain && (matched != 0 || i - start == mode.startLength)) {
                         word(mode, start, i, false);
                     }
@@ -471,17 +751,25 @@ final class TransactionControl {
                 } else if ((c == '-' || c == '/') && skipComment()) {
                     continue;
                 } else if (c == '\'') {
+                    int start = i;
                     skipQuoted('\'', escapeString());
+                    found = sessionRules ? inLiteral(start, i) : null;
                     other(plain);
                 } else if (c == '"') {
                     int start = i;
                     skipQuoted('"', false);
-                    found = sessionRules ? call(start + 1, i - 1, true) : null;
+                    if (sessionRules) {
+                        found = call(start + 1, i - 1, true);
+                        found = found != null ? found : mentioned(start + 1, i - 1, true);
+                        noteWord(start + 1, i - 1, true);
+                    }
                     if (!plain) {
                         word(mode, start, i, true);
                     }
                 } else if (c == '$' && !afterIdentifier()) {
+                    int start = i;
                     skipDollarQuoteOrParameter();
+                    found = sessionRules ? inLiteral(start, i) : null;
                     other(plain);
                 } else {
                     i++;

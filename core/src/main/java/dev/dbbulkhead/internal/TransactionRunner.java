@@ -13,6 +13,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
+import java.util.Set;
 import java.util.stream.BaseStream;
 import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
@@ -36,6 +37,9 @@ final class TransactionRunner {
     private final Telemetry telemetry;
     private final boolean statementTimeouts;
     private final boolean lockTimeouts;
+    /** Past this many user variables assigned in one transaction, its connection is discarded rather than reset. */
+    static final int MAX_VARIABLES_RESET = 64;
+
     private final SessionState sessions;
     /** The database's dialect, learnt once from the first connection; said once when it does not keep every promise. */
     private volatile @Nullable Dialect dialect;
@@ -272,7 +276,8 @@ final class TransactionRunner {
         private void readSessionBefore() {
             try {
                 if (raw.getAutoCommit() && isPostgres(raw)) {
-                    sessionBefore = SessionState.fingerprint(raw);
+                    String known = sessions.known(raw);
+                    sessionBefore = known != null ? known : SessionState.fingerprint(raw);
                 }
             } catch (SQLException | RuntimeException unread) {
                 sessionBefore = null; // then a risky transaction's connection is discarded, as when first seen
@@ -524,11 +529,29 @@ final class TransactionRunner {
             }
         }
 
+        /**
+         * Sets the user variables work assigned back to {@code NULL}, as the next caller would find them unset (one
+         * statement, only after work that assigned some). Returns those left: all of them when that failed, or when
+         * there are more than {@link #MAX_VARIABLES_RESET} (then the connection is discarded instead).
+         */
+        private Set<String> unsetVariables(Set<String> variables) {
+            if (variables.isEmpty() || variables.size() > MAX_VARIABLES_RESET) {
+                return variables;
+            }
+            try (var statement = raw.createStatement()) {
+                statement.execute(MySqlStatements.unsetVariables(variables));
+                return Set.of();
+            } catch (SQLException | RuntimeException failed) {
+                return variables;
+            }
+        }
+
         private @Nullable Throwable restoreAndClose() {
             Throwable failure = null;
             boolean discard = false;
             // The session's own time limits go back, or the connection does not go back to the pool.
             boolean timeoutsLeft = sessionTimeoutsBack != null;
+            Set<String> variables = guarded == null ? Set.of() : guarded.userVariables();
             try {
                 if (ended) {
                     if (networkTimeoutBefore != -1) {
@@ -536,6 +559,7 @@ final class TransactionRunner {
                     }
                     putSessionTimeoutsBack();
                     timeoutsLeft = false;
+                    variables = unsetVariables(variables);
                     Restore r = restore;
                     if (r != null) {
                         r.apply(raw);
@@ -545,7 +569,7 @@ final class TransactionRunner {
             } catch (Throwable t) {
                 failure = t;
             }
-            discard |= timeoutsLeft;
+            discard |= timeoutsLeft || !variables.isEmpty();
             try {
                 if (discard) {
                     sessions.discard(raw);
@@ -575,12 +599,15 @@ final class TransactionRunner {
         }
         SessionState.CallSite site = sessions.site(tx.site);
         sessions.sawRisk(site); // later transactions from this call site read the session before they begin
+        String before = tx.sessionBefore != null ? tx.sessionBefore : sessions.known(tx.raw);
         String why;
-        if (tx.sessionBefore == null) {
+        if (before == null) {
             why = "was not read before it (the first such transaction from this call site; later ones are compared)";
         } else {
             try {
-                if (SessionState.fingerprint(tx.raw).equals(tx.sessionBefore)) {
+                String after = SessionState.fingerprint(tx.raw);
+                if (after.equals(before)) {
+                    sessions.remember(tx.raw, after);
                     return false;
                 }
                 why = "changed";

@@ -51,6 +51,20 @@ class SessionStatementsTest {
             SELECT 1; SET search_path TO x                             | SET search_path                   | SET LOCAL search_path
             /* c */ SET work_mem = '1GB'                                | SET work_mem                      | SET LOCAL work_mem
             CREATE TEMP TABLE t ON COMMIT DROP AS SELECT pg_advisory_lock(1) | pg_advisory_lock(...)       | pg_advisory_xact_lock(...)
+            CREATE TABLE pg_temp.orders (id int)                       | CREATE TEMP TABLE without ON COMMIT DROP | ON COMMIT DROP
+            create table "pg_temp".orders (id int)                     | CREATE TEMP TABLE without ON COMMIT DROP | ON COMMIT DROP
+            CREATE TABLE IF NOT EXISTS Pg_Temp_3 . orders (id int)     | CREATE TEMP TABLE without ON COMMIT DROP | ON COMMIT DROP
+            CREATE TABLE test.pg_temp.orders (id int)                  | CREATE TEMP TABLE without ON COMMIT DROP | ON COMMIT DROP
+            CREATE /* c */ TABLE pg_temp./* c */orders (id int)        | CREATE TEMP TABLE without ON COMMIT DROP | ON COMMIT DROP
+            CREATE VIEW pg_temp.v AS SELECT 1                          | CREATE TEMP VIEW                  | ON COMMIT DROP
+            CREATE SEQUENCE pg_temp.s                                  | CREATE TEMP SEQUENCE              | ON COMMIT DROP
+            CREATE OR REPLACE FUNCTION pg_temp.f() RETURNS int LANGUAGE sql AS 'SELECT 1' | CREATE FUNCTION pg_temp.* | schema of its own
+            UPDATE pg_settings SET setting = 'x' WHERE name = 'search_path' | UPDATE pg_settings       | set_config(name, value, true)
+            update ONLY pg_catalog."pg_settings" s set setting = '1' where name = 'statement_timeout' | UPDATE pg_settings | SET LOCAL
+            WITH x AS (SELECT 1) UPDATE pg_settings SET setting = 'x' WHERE name = 'work_mem' | UPDATE pg_settings | SET LOCAL
+            DO $$BEGIN PERFORM set_config('search_path', 'x', false); END$$ | set_config(..., false)     | set_config(..., true)
+            DO $$BEGIN UPDATE pg_settings SET setting = '1' WHERE name = 'work_mem'; END$$ | UPDATE pg_settings | SET LOCAL
+            DO $x$ BEGIN PERFORM pg_advisory_lock(1); END $x$ LANGUAGE plpgsql | pg_advisory_lock(...)  | pg_advisory_xact_lock(...)
             """)
     void sessionChangesAreRefusedNamingTheTransactionScopedSpelling(String sql, String command, String instead) {
         Finding finding = TransactionControl.inspect(sql);
@@ -98,7 +112,20 @@ class SessionStatementsTest {
                 "DEALLOCATE ALL",
                 "UNLISTEN *",
                 "EXPLAIN SELECT 1",
-                "SELECT my_pg_advisory_lock(1)"
+                "SELECT my_pg_advisory_lock(1)",
+                "CREATE TABLE pg_temp_things (id int)",
+                "CREATE TABLE public.orders (id int)",
+                "CREATE TABLE pg_temp.orders (id int) ON COMMIT DROP",
+                "SELECT name, setting FROM pg_settings",
+                "SELECT * FROM pg_settings WHERE name = 'work_mem' FOR UPDATE",
+                "SELECT * FROM pg_settings FOR NO KEY UPDATE",
+                "UPDATE settings SET pg_settings = 1",
+                "ALTER ROLE CURRENT_USER SET work_mem = '5MB'",
+                "CREATE FUNCTION f() RETURNS int LANGUAGE sql SET search_path = x AS 'SELECT 1'",
+                "do 'begin null; end'",
+                "DO $$BEGIN UPDATE t SET a = 1; END$$",
+                "DO $$DECLARE n int; BEGIN SELECT count(*) INTO n FROM t; IF n > 0 THEN PERFORM 1; END IF; END$$",
+                "DO LANGUAGE plpgsql $$ <<b>> BEGIN INSERT INTO t VALUES (1) ON CONFLICT DO UPDATE SET a = 2; END $$"
             })
     void transactionScopedChangesAndMereWordsPass(String sql) {
         assertThat(TransactionControl.inspect(sql)).as(sql).isNull();
@@ -106,8 +133,16 @@ class SessionStatementsTest {
 
     @ParameterizedTest
     @CsvSource(delimiter = '|', textBlock = """
-            DO $$BEGIN PERFORM set_config('search_path', 'x', false); END$$ | DO
-            do 'begin null; end'                                             | DO
+            DO $$BEGIN EXECUTE 'SET search_path TO x'; END$$                 | DO
+            DO $$BEGIN SET search_path = x; END$$                            | DO
+            DO $$BEGIN IF true THEN RESET ALL; END IF; END$$                 | DO
+            DO $$BEGIN CALL p(); END$$                                       | DO
+            DO 'begin execute ''reset all''; end'                            | DO
+            DO LANGUAGE plperl 'print 1'                                     | DO
+            SET LOCAL search_path TO pg_temp, public                         | pg_temp
+            SELECT set_config('search_path', 'PG_TEMP,public', true)         | pg_temp
+            SELECT * INTO pg_temp.x FROM t                                   | pg_temp
+            CREATE TABLE t AS SELECT * FROM "pg_temp".x                      | pg_temp
             CALL refresh_everything()                                        | CALL
             SELECT set_config('search_path', ?, ?)                           | set_config(..., <expression>)
             SELECT set_config('search_path', 'x', $1)                        | set_config(..., <expression>)
