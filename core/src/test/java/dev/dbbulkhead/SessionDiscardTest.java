@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import dev.dbbulkhead.testkit.TestDatabase;
 import java.sql.Connection;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -36,6 +37,7 @@ class SessionDiscardTest {
         Db.execute("CREATE OR REPLACE PROCEDURE session_lock(k bigint) LANGUAGE plpgsql "
                 + "AS $$BEGIN PERFORM pg_advisory_lock(k); END$$");
         Db.execute("CREATE OR REPLACE PROCEDURE session_nothing() LANGUAGE plpgsql AS $$BEGIN PERFORM 1; END$$");
+        Db.execute("CREATE OR REPLACE PROCEDURE session_dynamic(s text) LANGUAGE plpgsql AS $$BEGIN EXECUTE s; END$$");
     }
 
     @BeforeEach
@@ -161,6 +163,28 @@ class SessionDiscardTest {
                     .isEqualTo("0|0");
         }
         assertThat(discarded).as("every one changed the session").hasValue(3);
+    }
+
+    /**
+     * A {@code CALL} of a PL/pgSQL procedure whose body shows no session change is read as a {@code DO} block is (one
+     * catalog query) and costs no session check; one whose body runs dynamic SQL is compared, and discarded when the
+     * session changed.
+     */
+    @Test
+    void aProcedureIsReadLikeADoBlock() throws Exception {
+        int first = run("CALL session_nothing()", Db.newId());
+        int second = run("call " + TestDatabase.SCHEMA + " . \"session_nothing\" ( )", Db.newId());
+        assertThat(second).as("kept: nothing to compare").isEqualTo(first);
+        assertThat(discarded).hasValue(0);
+        run("CALL session_dynamic('SELECT 1')", Db.newId());
+        assertThat(discarded)
+                .as("dynamic SQL: a risk, the first from its call site discarded unread")
+                .hasValue(1);
+        int kept = run("CALL session_dynamic('SELECT 1')", Db.newId());
+        int changed = run("CALL session_dynamic('SET statement_timeout = 7')", Db.newId());
+        assertThat(changed).isEqualTo(kept);
+        assertThat(discarded).as("changed: discarded").hasValue(2);
+        assertThat(session()).doesNotStartWith(changed + "|").doesNotContain("|7ms|");
     }
 
     @Test

@@ -191,6 +191,39 @@ class SessionStateContractTest {
         assertThat(session(gate)).isEqualTo(before);
     }
 
+    /**
+     * What reaches new sessions but not this one is not a session change: {@code ALTER ROLE ... SET} (read when a
+     * session starts) and a function's {@code SET} clause (in force while it runs) are served and leave the pooled
+     * session as it was.
+     */
+    @Test
+    void settingsForLaterSessionsOrForOneFunctionLeaveThisSessionAsItWas() throws Exception {
+        var gate = POOL.bulkhead(1, 0);
+        String before = session(gate);
+        String workMem = gate.transaction(Duration.ZERO, c -> Db.text(c, "SELECT current_setting('work_mem')"));
+        try {
+            String inside = gate.transaction(Duration.ZERO, c -> {
+                Db.update(c, "ALTER ROLE CURRENT_USER SET work_mem = '7MB'");
+                Db.update(
+                        c,
+                        "CREATE OR REPLACE FUNCTION db_bulkhead_set_clause() RETURNS text LANGUAGE sql "
+                                + "SET search_path = pg_catalog AS 'SELECT current_setting(''search_path'')'");
+                return Db.text(c, "SELECT db_bulkhead_set_clause()");
+            });
+            assertThat(inside).as("in force while the function runs").isEqualTo("pg_catalog");
+            String after = gate.transaction(Duration.ZERO, c -> Db.text(c, "SELECT current_setting('work_mem')"));
+            assertThat(after)
+                    .as("the role's setting is for sessions that start later")
+                    .isEqualTo(workMem);
+            assertThat(session(gate)).isEqualTo(before);
+        } finally {
+            try (Connection c = Db.server().connect()) {
+                Db.update(c, "ALTER ROLE CURRENT_USER RESET work_mem");
+                Db.update(c, "DROP FUNCTION IF EXISTS db_bulkhead_set_clause()");
+            }
+        }
+    }
+
     @Test
     void theRefusalsNameWhatToDoInstead() throws Exception {
         var gate = POOL.bulkhead(1, 0);

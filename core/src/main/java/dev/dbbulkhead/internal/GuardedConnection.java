@@ -152,6 +152,9 @@ final class GuardedConnection implements Connection {
         if (finding.refused()) {
             throw finding.refusal();
         }
+        if (finding == TransactionControl.CALL && dialect.postgres() && SessionState.plainProcedure(delegate, sql)) {
+            return; // a PL/pgSQL procedure whose body shows no session change, read as a DO block's is
+        }
         if (finding == MySqlStatements.PROCEDURE) {
             if (endsBeforeProcedure == null) {
                 endsBeforeProcedure = dialect.transactionEnds(delegate);

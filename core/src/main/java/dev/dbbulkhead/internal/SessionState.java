@@ -130,6 +130,43 @@ final class SessionState {
         }
     }
 
+    /** The bodies of the procedures of one name (in one schema, or in any), with their languages. */
+    static final String PROCEDURES = "SELECT l.lanname, p.prosrc FROM pg_catalog.pg_proc p"
+            + " JOIN pg_catalog.pg_language l ON l.oid = p.prolang WHERE p.prokind = 'p' AND p.proname = ?"
+            + " AND (CAST(? AS text) IS NULL"
+            + " OR p.pronamespace = (SELECT oid FROM pg_catalog.pg_namespace WHERE nspname = ?))";
+
+    /**
+     * Whether {@code sql}, one {@code CALL} and nothing else, calls a procedure whose body shows no session change:
+     * every procedure of that name (in its schema, or in any when the name is not qualified) is PL/pgSQL and its body
+     * reads as a plain {@code DO} block's does ({@link TransactionControl#plainBody}). One catalog query, inside the
+     * transaction, before the {@code CALL} is sent; any doubt (no such procedure, another language, the query failed)
+     * says no, and the session is compared as for any risk.
+     */
+    static boolean plainProcedure(Connection raw, String sql) {
+        String[] name = TransactionControl.calledProcedure(sql);
+        if (name == null) {
+            return false;
+        }
+        try (var query = raw.prepareStatement(PROCEDURES)) {
+            query.setString(1, name[1]);
+            query.setString(2, name[0]);
+            query.setString(3, name[0]);
+            boolean any = false;
+            try (var r = query.executeQuery()) {
+                while (r.next()) {
+                    any = true;
+                    if (!"plpgsql".equals(r.getString(1)) || !TransactionControl.plainBody(r.getString(2))) {
+                        return false;
+                    }
+                }
+            }
+            return any;
+        } catch (SQLException | RuntimeException e) {
+            return false;
+        }
+    }
+
     /** How a connection is taken out of its pool instead of going back to it; chosen once from the data source. */
     @FunctionalInterface
     interface Discard {

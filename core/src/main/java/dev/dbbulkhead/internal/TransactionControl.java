@@ -120,7 +120,7 @@ final class TransactionControl {
     private static final Finding SET_CONFIG_UNKNOWN =
             new Finding(Kind.SESSION_RISK, "set_config(..., <expression>)", null);
     private static final Finding DO_BLOCK = new Finding(Kind.SESSION_RISK, "DO", null);
-    private static final Finding CALL = new Finding(Kind.SESSION_RISK, "CALL", null);
+    static final Finding CALL = new Finding(Kind.SESSION_RISK, "CALL", null);
     private static final Finding TEMP_TABLE = session(
             "CREATE TEMP TABLE without ON COMMIT DROP",
             "add ON COMMIT DROP, which drops the table when the transaction ends");
@@ -181,6 +181,26 @@ final class TransactionControl {
         return (second != null && second.refused()) || first == null ? second : first;
     }
 
+    /**
+     * The procedure {@code sql} calls, as {@code {schema or null, name}} folded as PostgreSQL folds names, when the text
+     * is one {@code CALL} statement and nothing else in it is a finding; else null.
+     */
+    static String @Nullable [] calledProcedure(String sql) {
+        if (sql == null) {
+            return null;
+        }
+        var lexer = new Lexer(sql, true, true);
+        return lexer.calledProcedure();
+    }
+
+    /**
+     * Whether the PL/pgSQL body {@code source} shows nothing that may change the session: read as a {@code DO}
+     * block's body is.
+     */
+    static boolean plainBody(String source) {
+        return new Lexer(source, true, true).body() == null;
+    }
+
     /** What the rest of a statement is read for, beside the calls that every statement is read for. */
     private enum Mode {
         PLAIN(0),
@@ -237,6 +257,45 @@ final class TransactionControl {
                 }
             }
             return risk;
+        }
+
+        /** See {@link TransactionControl#calledProcedure}. */
+        String @Nullable [] calledProcedure() {
+            skipSpaceAndComments();
+            if (!"CALL".equals(word())) {
+                return null;
+            }
+            String[] parts = new String[3];
+            int count = 0;
+            while (count < 3) {
+                skipSpaceAndCommentsOnly();
+                int start = i;
+                if (i < n && sql.charAt(i) == '"') {
+                    skipQuoted('"', false);
+                    parts[count++] =
+                            sql.substring(start + 1, Math.max(start + 1, i - 1)).replace("\"\"", "\"");
+                } else if (i < n && identifierStart(sql.charAt(i))) {
+                    while (i < n && identifierPart(sql.charAt(i))) {
+                        i++;
+                    }
+                    parts[count++] = sql.substring(start, i).toLowerCase(Locale.ROOT);
+                } else {
+                    return null;
+                }
+                skipSpaceAndCommentsOnly();
+                if (i >= n || sql.charAt(i) != '.') {
+                    break;
+                }
+                i++;
+            }
+            if (i >= n || sql.charAt(i) != '(' || skipStatement(Mode.PLAIN) != null || settings) {
+                return null;
+            }
+            skipSpaceAndComments();
+            if (i < n) {
+                return null; // another statement follows
+            }
+            return new String[] {count >= 2 ? parts[count - 2] : null, parts[count - 1]};
         }
 
         /** One statement: its first words, then the rest of it up to the next {@code ;}. */

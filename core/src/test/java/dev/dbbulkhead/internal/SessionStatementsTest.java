@@ -158,6 +158,24 @@ class SessionStatementsTest {
     }
 
     @Test
+    void aCallAloneNamesItsProcedureFoldedAsTheServerFoldsNames() {
+        assertThat(TransactionControl.calledProcedure("CALL refresh()")).containsExactly(null, "refresh");
+        assertThat(TransactionControl.calledProcedure("call Sales . \"Refresh\"(1, 'a;b') ;"))
+                .containsExactly("sales", "Refresh");
+        assertThat(TransactionControl.calledProcedure("/* c */ CALL db.s.p()")).containsExactly("s", "p");
+        assertThat(TransactionControl.calledProcedure("CALL p(); SELECT 1"))
+                .as("two statements")
+                .isNull();
+        assertThat(TransactionControl.calledProcedure("CALL p(set_config('a', 'b', $1))"))
+                .as("another risk in it")
+                .isNull();
+        assertThat(TransactionControl.calledProcedure("SELECT p()")).isNull();
+        assertThat(TransactionControl.plainBody("BEGIN INSERT INTO t VALUES (1); END"))
+                .isTrue();
+        assertThat(TransactionControl.plainBody("BEGIN EXECUTE 'x'; END")).isFalse();
+    }
+
+    @Test
     void aRefusalAnywhereInTheTextWinsOverARisk() {
         assertThat(TransactionControl.find("DO $$BEGIN END$$; SET search_path TO x"))
                 .isEqualTo("SET search_path");
