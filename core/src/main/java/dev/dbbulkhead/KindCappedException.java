@@ -22,7 +22,9 @@ public final class KindCappedException extends BulkheadRejectedException {
     String describe() {
         return "kind '" + kind() + "' is at its cap of " + cap + " operation" + (cap == 1 ? "" : "s")
                 + " inside while the workload is contended: its operations hold their connections more than twice as "
-                + "long as the workload's median operation; refused at once";
+                + "long as the workload's median operation; refused at once. To give such an operation a budget of "
+                + "its own, name it (TransactionOptions.kind(...), @DbWorkload(kind = ...)) or run it in a workload "
+                + "of its own";
     }
 
     /** The kind of operation refused. */

@@ -88,7 +88,7 @@ public final class TransactionOptions {
      * for one. Without it, the kind is the call site: the class of the {@code SqlWork}.
      */
     public TransactionOptions kind(String kind) {
-        return new TransactionOptions(queueWait, deadline, readOnly, isolation, Preconditions.notBlank(kind, "kind"));
+        return new TransactionOptions(queueWait, deadline, readOnly, isolation, Preconditions.kindName(kind, "kind"));
     }
 
     /** The permit wait, or {@code null} when only the deadline bounds it. */

@@ -27,6 +27,19 @@ class ArgumentsContractTest {
                 .hasMessageContaining("source");
     }
 
+    /** Kinds' names are kept (up to 32 a workload): one of ten million characters is refused, naming its length. */
+    @Test
+    void aKindNameLongerThan200CharactersIsRejectedWithItsLength() {
+        String huge = "k".repeat(10_000_000);
+        assertThatThrownBy(() -> TransactionOptions.queueWait(Duration.ZERO).kind(huge))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageStartingWith("kind must be at most 200 characters, was 10000000 characters ('kkk");
+        assertThat(TransactionOptions.queueWait(Duration.ZERO)
+                        .kind("k".repeat(200))
+                        .kind())
+                .hasSize(200);
+    }
+
     @Test
     void concurrentBelowOneIsRejectedWithTheValue() {
         assertThatThrownBy(() -> new DbBulkhead(pool(), 0, 0))

@@ -163,8 +163,8 @@ class KindsTest {
         KindStats capped = seen.get();
         assertThat(capped.cap()).isLessThan(4);
         assertThat(capped.name())
-                .as("named after the class the lambda is written in")
-                .startsWith("KindsTest#");
+                .as("named where it is called from: the class, the method, the line")
+                .matches("KindsTest\\.withAPermitFreeACappedKindComesIn:\\d+");
         // Nothing else runs: once a window passed with a permit free for every caller, four at once of the capped kind
         // all find a permit free, and none is refused.
         await().atMost(Duration.ofSeconds(10))

@@ -101,6 +101,10 @@ final class Kinds {
          * (a lock in the database) lengthen less than the mean; 0 before the first; written by the clock.
          */
         private volatile double cost;
+        /** Its recent holds' median and 99th percentile, as of the last fold with any; written by the clock. */
+        private volatile long holdP50;
+
+        private volatile long holdP99;
         /** How many of its operations may be inside while the workload is contended. */
         private volatile int cap = Integer.MAX_VALUE;
 
@@ -122,15 +126,23 @@ final class Kinds {
         }
     }
 
-    /** The kind of {@code key}: a {@code SqlWork}'s class, or a name its caller gave. */
+    /**
+     * The kind of {@code key}: a {@code SqlWork}'s class, or a name its caller gave. A call site first seen while every
+     * place was taken is in {@link #other} until a place frees up, then gets a kind of its own.
+     */
     Kind of(Object key) {
-        return key instanceof Class<?> type ? byClass.get(type) : track(key);
+        if (!(key instanceof Class<?> type)) {
+            return track(key);
+        }
+        Kind kind = byClass.get(type);
+        if (kind == other && places.get() < TRACKED) {
+            byClass.remove(type);
+            kind = byClass.get(type);
+        }
+        return kind;
     }
 
-    /**
-     * A call site's kind, kept with its class (a lookup as cheap as a field read once seen); a call site first seen
-     * while every place was taken stays in {@link #other}.
-     */
+    /** A call site's kind, kept with its class: a lookup as cheap as a field read once seen. */
     private final ClassValue<Kind> byClass = new ClassValue<>() {
         @Override
         protected Kind computeValue(Class<?> type) {
@@ -156,18 +168,37 @@ final class Kinds {
         return kind;
     }
 
+    /**
+     * A kind's name, made once: a name given as is; a class by its simple name; a lambda by where it is in the code,
+     * the method of the class that wrote it and the line that called the barrier ({@code OrderService.place:42}, read
+     * from the stack of its first call), or, when that class is not on the stack, the class and a number.
+     */
     private String name(Object key) {
         if (!(key instanceof Class<?> type)) {
             return key.toString();
         }
         String name = type.getName();
         int lambda = name.indexOf("$$Lambda");
-        String simple = name.substring(name.lastIndexOf('.') + 1);
         if (lambda < 0) {
-            return simple;
+            return name.substring(name.lastIndexOf('.') + 1);
         }
-        // A lambda's class is named after the class it is written in, and an address: the host and a number instead.
-        return name.substring(name.lastIndexOf('.', lambda) + 1, lambda) + "#" + lambdas.incrementAndGet();
+        String host = name.substring(0, lambda);
+        String simple = host.substring(host.lastIndexOf('.') + 1);
+        return StackWalker.getInstance()
+                .walk(frames -> frames.filter(f -> f.getClassName().equals(host))
+                        .findFirst()
+                        .map(f -> simple + "." + method(f.getMethodName())
+                                + (f.getLineNumber() > 0 ? ":" + f.getLineNumber() : ""))
+                        .orElseGet(() -> simple + "#" + lambdas.incrementAndGet()));
+    }
+
+    /** A method's name as written: a lambda's body ({@code lambda$place$3}) by the method it is written in. */
+    private static String method(String name) {
+        if (!name.startsWith("lambda$")) {
+            return name;
+        }
+        int end = name.indexOf('$', 7);
+        return end > 7 ? name.substring(7, end) : name;
     }
 
     /** What {@link #enter} decided. */
@@ -299,6 +330,8 @@ final class Kinds {
         if (cost > 0) { // none recently: the last ones known stand
             k.cost = cost;
             k.hold = k.histogram.mean();
+            k.holdP50 = k.histogram.quantile(0.5);
+            k.holdP99 = k.histogram.quantile(0.99);
         }
     }
 
@@ -359,8 +392,8 @@ final class Kinds {
                     k.rate,
                     rates == 0 ? 0 : k.rate / rates,
                     Duration.ofNanos((long) k.hold),
-                    Duration.ofNanos(k.histogram.quantile(0.5)),
-                    Duration.ofNanos(k.histogram.quantile(0.99)),
+                    Duration.ofNanos(k.holdP50),
+                    Duration.ofNanos(k.holdP99),
                     k.cap == Integer.MAX_VALUE ? -1 : k.cap,
                     k.inside.get(),
                     k.capped.sum()));

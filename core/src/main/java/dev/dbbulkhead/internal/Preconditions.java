@@ -21,6 +21,19 @@ public final class Preconditions {
         return value;
     }
 
+    /** The longest name a kind of operation may have: names are kept, up to 32 per workload. */
+    public static final int KIND_NAME_MAX = 200;
+
+    /** A kind's name: not blank, at most {@link #KIND_NAME_MAX} characters. */
+    public static String kindName(String value, String field) {
+        notBlank(value, field);
+        if (value.length() > KIND_NAME_MAX) {
+            throw new IllegalArgumentException(field + " must be at most " + KIND_NAME_MAX + " characters, was "
+                    + value.length() + " characters ('" + value.substring(0, 40) + "...')");
+        }
+        return value;
+    }
+
     public static int atLeast(int value, int min, String field) {
         if (value < min) {
             throw new IllegalArgumentException(field + " must be >= " + min + ", was " + value);

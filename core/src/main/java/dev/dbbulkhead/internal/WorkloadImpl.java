@@ -92,13 +92,13 @@ final class WorkloadImpl implements Workload {
     @Override
     public Lease acquire(Duration queueWait, String kind) throws InterruptedException {
         Preconditions.notNegative(queueWait, "queueWait");
-        return admission.admit(queueWait, null, true, Preconditions.notBlank(kind, "kind"));
+        return admission.admit(queueWait, null, true, Preconditions.kindName(kind, "kind"));
     }
 
     @Override
     public Lease acquire(Deadline deadline, String kind) throws InterruptedException {
         Preconditions.notNull(deadline, "deadline");
-        return admission.admit(null, deadline, true, Preconditions.notBlank(kind, "kind"));
+        return admission.admit(null, deadline, true, Preconditions.kindName(kind, "kind"));
     }
 
     /** What the barrier cannot keep on its database (logged once), or null: {@link TransactionRunner#unkept}. */

@@ -191,15 +191,65 @@ class KindsRuleTest {
         return slow;
     }
 
+    /** A lambda is named where the barrier was first called for it: its class, method and line. */
     @Test
-    void aLambdaIsNamedAfterItsClassAndANumber() {
+    void aLambdaIsNamedWhereItIsCalledFrom() {
         var kinds = new Kinds(new Permits(1, 0), 0);
         SqlWork<Integer> one = c -> 1;
         SqlWork<Integer> two = c -> 2;
-        assertThat(kinds.of(one.getClass()).name).isEqualTo("KindsRuleTest#1");
-        assertThat(kinds.of(two.getClass()).name).isEqualTo("KindsRuleTest#2");
+        String first = kinds.of(one.getClass()).name;
+        String second = kinds.of(two.getClass()).name;
+        assertThat(first).matches("KindsRuleTest\\.aLambdaIsNamedWhereItIsCalledFrom:\\d+");
+        assertThat(second)
+                .matches("KindsRuleTest\\.aLambdaIsNamedWhereItIsCalledFrom:\\d+")
+                .isNotEqualTo(first);
         assertThat(kinds.of(one.getClass())).isSameAs(kinds.of(one.getClass()));
         assertThat(kinds.of(Work.class).name).isEqualTo("KindsRuleTest$Work");
+    }
+
+    /** A call site first seen while every place was taken gets a kind of its own once places free up. */
+    @Test
+    void aLateCallSiteGetsAKindOfItsOwnOncePlacesFreeUp() throws Exception {
+        var copies = new dev.dbbulkhead.testkit.ClassCopies(Work.class);
+        var kinds = new Kinds(new Permits(4, 0), 0);
+        for (int i = 0; i < Kinds.TRACKED; i++) {
+            Kinds.left(kinds.of(copies.copy()), false, -1);
+        }
+        Class<?> late = copies.copy();
+        assertThat(kinds.of(late).name).as("every place taken").isEqualTo(Kinds.OTHER);
+        long now = 0;
+        for (int window = 0; window < 40 && kinds.of(late).name.equals(Kinds.OTHER); window++) {
+            for (int t = 0; t < Kinds.FOLD_TICKS; t++) {
+                now += 10 * MS;
+                kinds.tick(now); // nothing arrives: the first ones become idle and are forgotten
+            }
+        }
+        assertThat(kinds.of(late).name).as("a place of its own").isNotEqualTo(Kinds.OTHER);
+        Kinds.left(kinds.of(late), false, 3 * MS);
+        for (int t = 0; t < Kinds.FOLD_TICKS; t++) {
+            now += 10 * MS;
+            kinds.tick(now);
+        }
+        assertThat(kinds.stats()).extracting(KindStats::name).contains(kinds.of(late).name);
+    }
+
+    /** A kind's hold percentiles stay what was last measured while none of its operations end, as its mean does. */
+    @Test
+    void holdPercentilesStandBesideTheMeanWhenNoHoldIsRecent() {
+        var kinds = new Kinds(new Permits(4, 0), 0);
+        Kinds.Kind kind = kinds.of("reports");
+        Kinds.left(kind, false, 20 * MS);
+        long now = 0;
+        for (int window = 0; window < 5; window++) {
+            for (int t = 0; t < Kinds.FOLD_TICKS; t++) {
+                now += 10 * MS;
+                kinds.tick(now);
+            }
+        }
+        KindStats stats = kinds.stats().getFirst();
+        assertThat(stats.meanHold()).isPositive();
+        assertThat(stats.holdP50().toNanos()).isBetween(16 * MS, 24 * MS);
+        assertThat(stats.holdP99().toNanos()).isBetween(16 * MS, 24 * MS);
     }
 
     @Test
