@@ -74,7 +74,13 @@ class OverloadCommandTest {
 
     /** SQL the guard refuses stops the run in one line before any measurement, instead of a comparison of failures. */
     @org.junit.jupiter.params.ParameterizedTest
-    @org.junit.jupiter.params.provider.ValueSource(strings = {"COMMIT", "select 1; commit", "SET search_path TO x"})
+    @org.junit.jupiter.params.provider.ValueSource(
+            strings = {
+                "COMMIT",
+                "select 1; commit",
+                "SET search_path TO x",
+                "update pg_settings set setting = 'x' where name = 'search_path'"
+            })
     void sqlThatCannotRunThroughABarrierIsRefusedBeforeTheRun(String sql) {
         Cli.Result r = Cli.run(
                 "overload",
@@ -100,6 +106,18 @@ class OverloadCommandTest {
                 .asString()
                 .startsWith("error: --sql cannot run inside a db-bulkhead transaction")
                 .contains("25000", "as SQL");
+        assertThat(r.out()).doesNotContain("database:");
+    }
+
+    /** A pool larger than the server's free connections is refused before the run, with both numbers. */
+    @Test
+    void aPoolTheServerCannotOpenIsRefusedBeforeTheRun() {
+        Cli.Result r = Cli.run("overload", "--pool", "2147483647", "--concurrent", "2", "--repetitions", "1");
+        assertThat(r.exit()).as(r.err()).isEqualTo(2);
+        assertThat(r.err())
+                .startsWith("error: --pool=2147483647 is more connections than the server has free: ")
+                .contains("max_connections")
+                .doesNotContain("--sql");
         assertThat(r.out()).doesNotContain("database:");
     }
 

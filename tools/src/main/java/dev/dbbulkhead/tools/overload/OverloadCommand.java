@@ -5,6 +5,7 @@ import dev.dbbulkhead.DbBulkhead;
 import dev.dbbulkhead.testkit.TestDatabase;
 import dev.dbbulkhead.tools.support.PostgresOnly;
 import dev.dbbulkhead.tools.support.ReportFolder;
+import dev.dbbulkhead.tools.support.ServerLimits;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.sql.SQLException;
@@ -268,6 +269,11 @@ public final class OverloadCommand implements Callable<Integer> {
     private void classic(PrintWriter out, TestDatabase db) throws Exception {
         List<Barriers> barriers = configs.stream().map(Barriers::byLabel).toList();
         Duration wait = Duration.ofMillis(waitMs);
+        try {
+            ServerLimits.checkFreeConnections(db, "--pool", pool);
+        } catch (IllegalArgumentException e) {
+            throw new ParameterException(spec.commandLine(), e.getMessage());
+        }
         runsThroughABarrier(db);
         double opSeconds = calibrate(db);
         double capacity = pool / opSeconds;
@@ -445,6 +451,9 @@ public final class OverloadCommand implements Callable<Integer> {
                 return null;
             });
         } catch (SQLException e) {
+            if (ServerLimits.isServers(e)) {
+                throw new IllegalStateException(ServerLimits.serverFailure(e), e);
+            }
             throw new ParameterException(
                     spec.commandLine(),
                     "--sql cannot run inside a db-bulkhead transaction, so "
