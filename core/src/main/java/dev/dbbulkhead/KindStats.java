@@ -5,7 +5,8 @@ import java.time.Duration;
 /**
  * What a workload has learned of one kind of its operations ({@link WorkloadConfig.Builder#kinds}): a snapshot, for
  * observation only. A kind is a call site (the class of the {@link SqlWork}, named where it is first called from: the
- * class that wrote the lambda, its method and line, {@code OrderService.place:42}), the name a caller gave
+ * class that wrote the lambda, its method and line, {@code OrderService.place:42}), the shape of a first statement when
+ * one call site sends several ({@code select * from orders where id = ?}), the name a caller gave
  * ({@link TransactionOptions#kind}, at most 200 characters), or {@code other}, which call sites beyond the first 32
  * share until a place frees up.
  *

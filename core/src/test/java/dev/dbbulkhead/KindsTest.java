@@ -63,6 +63,63 @@ class KindsTest {
         return w.kinds().stream().filter(k -> k.name().startsWith(prefix)).findFirst();
     }
 
+    /** One call site for every statement: the same lambda class whatever it sends, as a data-access helper is. */
+    private static SqlWork<Integer> helper(String sql, long id) {
+        return c -> {
+            Db.count(c, sql);
+            return id > 0 ? Db.insert(c, id) : 0;
+        };
+    }
+
+    /**
+     * One call site that sends two shapes of statement: each shape is a kind, the slow one is capped at its first
+     * statement (nothing sent: a capped caller's insert is never there; a served one's is), the fast one never, and
+     * every permit and connection comes back ({@link BarrierExtension}).
+     */
+    @Test
+    void oneCallSiteThatSendsTwoShapesIsSplitByShape() throws Exception {
+        Workload w = workload(4);
+        String fastSql = "SELECT 1 FROM pg_sleep(0.002)";
+        String slowSql = "SELECT 2 AS report FROM pg_sleep(0.1)";
+        var fastCapped = new LongAdder();
+        var told = new java.util.concurrent.ConcurrentLinkedQueue<long[]>(); // {id, 1 served / 0 capped}
+        try (var fast = new Callers(Thread.ofVirtual().factory(), 8, () -> {
+                    try {
+                        w.transaction(Duration.ofSeconds(2), helper(fastSql, 0));
+                    } catch (KindCappedException e) {
+                        fastCapped.increment();
+                        throw e;
+                    }
+                });
+                var slow = new Callers(Thread.ofVirtual().factory(), 4, () -> {
+                    long id = Db.newId();
+                    try {
+                        w.transaction(Duration.ofSeconds(2), helper(slowSql, id));
+                        told.add(new long[] {id, 1});
+                    } catch (KindCappedException e) {
+                        assertThat(e.kind()).isEqualTo("select ? as report from pg_sleep ( ? )");
+                        told.add(new long[] {id, 0});
+                        throw e;
+                    }
+                })) {
+            await().atMost(Duration.ofSeconds(30))
+                    .until(() -> told.stream().filter(t -> t[1] == 0).count() >= 5
+                            && told.stream().filter(t -> t[1] == 1).count() >= 5);
+        }
+        assertThat(kind(w, "select ? as report").map(KindStats::cap))
+                .as("the slow shape is capped")
+                .hasValueSatisfying(cap -> assertThat(cap).isBetween(1, 3));
+        assertThat(kind(w, "select ? from pg_sleep").map(KindStats::cap))
+                .as("the fast shape is not")
+                .hasValue(-1);
+        assertThat(fastCapped.sum()).isZero();
+        for (long[] t : told) {
+            assertThat(Db.rows(t[0]))
+                    .as("told %s: %s", t[1] == 1 ? "served" : "capped", t[1] == 1 ? "committed" : "nothing sent")
+                    .isEqualTo((int) t[1]);
+        }
+    }
+
     @ParameterizedTest(name = "virtual threads: {0}")
     @ValueSource(booleans = {false, true})
     void aSlowKindIsCappedWhileContendedAndStillServedAndAFastOneIsNever(

@@ -68,4 +68,13 @@ public class SqlGuardBenchmark {
     public @Nullable Object mysql() {
         return MySqlStatements.inspect(sql, true, false);
     }
+
+    /**
+     * A statement's shape ({@code Shapes.of}): what a workload that learns kinds pays on each transaction's first
+     * statement, to tell the shapes one call site sends apart.
+     */
+    @Benchmark
+    public long shape() {
+        return Shapes.of(sql, false);
+    }
 }

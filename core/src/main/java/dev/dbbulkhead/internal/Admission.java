@@ -123,6 +123,33 @@ final class Admission implements PermitLease.Owner {
         throw ((Rejected) result).rejection();
     }
 
+    /**
+     * Refined by its first statement's shape, an operation counts as that shape's kind from now on; refused (a
+     * {@code KindCappedException}, thrown before the statement is sent, its permits given back with the transaction)
+     * when that kind is at its cap while the workload is contended.
+     */
+    @Override
+    public void firstStatement(PermitLease lease, String sql, boolean mysql) {
+        Kinds.Kind site = lease.kind;
+        if (site == null) {
+            return;
+        }
+        Kinds.Kind shape = controls.refine(site, sql, mysql);
+        if (shape == site) {
+            return;
+        }
+        Kinds.Entry entry = controls.move(site, lease.kindCounted, shape);
+        if (entry == Kinds.Entry.CAPPED) {
+            lease.kind = null; // refused: counted so by its new kind, it leaves both
+            lease.kindCounted = false;
+            BulkheadRejectedException refused = rejections.kindCapped(snapshot(0, shape), shape.cap());
+            telemetry.rejected(workload, RejectionReason.KIND_CAPPED, 0, shape.name);
+            throw refused;
+        }
+        lease.kind = shape;
+        lease.kindCounted = entry == Kinds.Entry.COUNTED;
+    }
+
     /** The lease's operation leaves the kind it was admitted as, once, having held its permits {@code heldNanos}. */
     private void leftKind(PermitLease lease, long heldNanos) {
         Kinds.Kind kind = lease.kind;

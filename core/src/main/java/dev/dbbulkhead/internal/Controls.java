@@ -51,6 +51,16 @@ interface Controls {
      */
     default void left(Kinds.Kind kind, boolean counted, long heldNanos) {}
 
+    /** The kind an operation of {@code site} counts as, its first statement {@code sql} known ({@link Kinds#refine}). */
+    default Kinds.Kind refine(Kinds.Kind site, String sql, boolean mysql) {
+        return site;
+    }
+
+    /** An operation moves from one kind to another ({@link Kinds#move}); without kinds, nothing binds. */
+    default Kinds.Entry move(Kinds.Kind from, boolean counted, Kinds.Kind to) {
+        return Kinds.Entry.FREE;
+    }
+
     /** What is known of each kind of operation; empty without kinds. */
     default List<KindStats> kinds() {
         return List.of();

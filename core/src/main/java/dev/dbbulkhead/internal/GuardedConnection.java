@@ -81,6 +81,8 @@ final class GuardedConnection implements Connection {
      * {@code this}: work may send statements from several threads.
      */
     private @Nullable Set<String> userVariables;
+    /** The lease whose kind the first statement's shape may refine ({@link Kinds#refine}), until that statement. */
+    private @Nullable PermitLease refining;
 
     public GuardedConnection(Connection delegate, Dialect dialect) {
         this.delegate = delegate;
@@ -146,11 +148,16 @@ final class GuardedConnection implements Connection {
         if (dialect instanceof Dialect.MySql mySql && sql != null && sql.indexOf('@') >= 0) {
             assigned(mySql.assignedVariables(sql));
         }
+        if (finding != null && finding.refused()) {
+            throw finding.refusal();
+        }
+        PermitLease lease = refining;
+        if (lease != null) {
+            refining = null;
+            lease.firstStatement(sql, dialect instanceof Dialect.MySql);
+        }
         if (finding == null) {
             return;
-        }
-        if (finding.refused()) {
-            throw finding.refusal();
         }
         if (finding == TransactionControl.CALL && dialect.postgres() && SessionState.plainProcedure(delegate, sql)) {
             return; // a PL/pgSQL procedure whose body shows no session change, read as a DO block's is
@@ -173,6 +180,11 @@ final class GuardedConnection implements Connection {
             }
             userVariables.addAll(names);
         }
+    }
+
+    /** Lets the first statement work sends refine {@code lease}'s kind by its shape (before it is sent). */
+    void refineKind(PermitLease lease) {
+        this.refining = lease;
     }
 
     /** The user variables work assigned, to be set back to {@code NULL}; empty if none. */

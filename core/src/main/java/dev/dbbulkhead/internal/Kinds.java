@@ -53,7 +53,7 @@ final class Kinds {
      */
     private final AtomicInteger places = new AtomicInteger();
 
-    private final Kind other = new Kind(OTHER);
+    private final Kind other = new Kind(OTHER, false);
     private final Permits permits;
     private final AtomicInteger lambdas = new AtomicInteger();
     /** Written by the clock only. */
@@ -82,6 +82,12 @@ final class Kinds {
      */
     static final class Kind {
         final String name;
+        /** A call site's kind (its {@code SqlWork}'s class), which the shape of its first statement may refine. */
+        final boolean callSite;
+        /** The shape of the first statement its operations sent ({@link Shapes}); 0 before one. */
+        private volatile long shape;
+        /** Its operations were seen to send first statements of two shapes: each counts as its shape's kind. */
+        private volatile boolean mixed;
         /** Its operations counted inside: admitted while contended and not yet gone (queued or holding permits). */
         private final AtomicInteger inside = new AtomicInteger();
         /** Its callers that left without a hold: refused by the door or at the cap, or after waiting. */
@@ -108,8 +114,9 @@ final class Kinds {
         /** How many of its operations may be inside while the workload is contended. */
         private volatile int cap = Integer.MAX_VALUE;
 
-        Kind(String name) {
+        Kind(String name, boolean callSite) {
             this.name = name;
+            this.callSite = callSite;
         }
 
         int cap() {
@@ -160,7 +167,7 @@ final class Kinds {
             overflowed = true;
             return other;
         }
-        kind = byKey.computeIfAbsent(key, k -> reservePlace() ? new Kind(name(k)) : null);
+        kind = byKey.computeIfAbsent(key, k -> reservePlace() ? new Kind(name(k), k instanceof Class) : null);
         if (kind == null) {
             overflowed = true;
             return other;
@@ -174,6 +181,9 @@ final class Kinds {
      * from the stack of its first call), or, when that class is not on the stack, the class and a number.
      */
     private String name(Object key) {
+        if (key instanceof ShapeKey shape) {
+            return Shapes.text(shape.sql, shape.mysql, SHAPE_NAME);
+        }
         if (!(key instanceof Class<?> type)) {
             return key.toString();
         }
@@ -199,6 +209,69 @@ final class Kinds {
         }
         int end = name.indexOf('$', 7);
         return end > 7 ? name.substring(7, end) : name;
+    }
+
+    /** How long a shape's name may be: its text with literals taken out, shortened. */
+    static final int SHAPE_NAME = 80;
+
+    /** A statement's shape as a key: equal by its hash; the text only names the kind made for it. */
+    private static final class ShapeKey {
+        final long hash;
+        final String sql;
+        final boolean mysql;
+
+        ShapeKey(long hash, String sql, boolean mysql) {
+            this.hash = hash;
+            this.sql = sql;
+            this.mysql = mysql;
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof ShapeKey k && k.hash == hash;
+        }
+
+        @Override
+        public int hashCode() {
+            return Long.hashCode(hash);
+        }
+    }
+
+    /**
+     * The kind an operation of {@code site} counts as once its first statement, {@code sql}, is known. A call site
+     * whose operations have all sent one shape of statement stays its own kind (it costs a hash of the text, nothing
+     * more); once two shapes are seen from it, each operation counts as its first statement's shape, a kind of its own
+     * among the workload's bounded places, named by its text ({@code select * from orders where id = ?}). A named kind
+     * and {@link #OTHER} are never refined.
+     */
+    Kind refine(Kind site, String sql, boolean mysql) {
+        if (!site.callSite) {
+            return site;
+        }
+        long shape = Shapes.of(sql, mysql);
+        if (!site.mixed) {
+            long first = site.shape;
+            if (first == 0) {
+                site.shape = shape;
+                return site;
+            }
+            if (first == shape) {
+                return site;
+            }
+            site.mixed = true;
+        }
+        return track(new ShapeKey(shape, sql, mysql));
+    }
+
+    /**
+     * An operation counted as {@code from} ({@code counted} inside it) now counts as {@code to}: it leaves {@code from}
+     * and enters {@code to} as {@link #enter} decides; refused if {@code to} is at its cap while contended.
+     */
+    Entry move(Kind from, boolean counted, Kind to) {
+        if (counted) {
+            from.inside.decrementAndGet();
+        }
+        return enter(to);
     }
 
     /** What {@link #enter} decided. */
@@ -268,14 +341,20 @@ final class Kinds {
         folded = now;
         List<Kind> all = kinds();
         double rates = 0;
+        var measured = new ArrayList<Kind>(all.size());
         for (Kind k : all) {
             fold(k, seconds);
-            rates += k.rate;
+            // A call site split by shape: its operations count as their shapes' kinds; what is left of it (the callers
+            // refused before their first statement, holds learned before the split) would skew the rule.
+            if (!k.mixed) {
+                rates += k.rate;
+                measured.add(k);
+            }
         }
-        double median = medianHold(all);
+        double median = medianHold(measured);
         int limit = permits.limit();
         for (Kind k : all) {
-            k.cap = cap(k.rate, k.cost, rates, median, limit);
+            k.cap = k.mixed ? Integer.MAX_VALUE : cap(k.rate, k.cost, rates, median, limit);
             k.histogram.decay();
         }
         forgetIdle();

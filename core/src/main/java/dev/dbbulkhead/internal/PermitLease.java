@@ -39,6 +39,12 @@ final class PermitLease extends Permits.Node implements Lease {
 
         /** The lease's transaction failed with an overload signal ({@link Overload}); once per operation. */
         void overloaded(Throwable signal);
+
+        /**
+         * The first statement of the lease's transaction, {@code sql}, is about to be sent: its kind may be refined by
+         * the statement's shape, and the operation refused if that kind is at its cap ({@link Kinds#refine}).
+         */
+        default void firstStatement(PermitLease lease, String sql, boolean mysql) {}
     }
 
     private final boolean forCaller;
@@ -57,6 +63,17 @@ final class PermitLease extends Permits.Node implements Lease {
     Kinds.@Nullable Kind kind;
     /** Whether it is counted inside {@link #kind} (admitted while the workload was contended). */
     boolean kindCounted;
+    /** Whether its kind is a call site's, which its first statement's shape may refine. */
+    boolean refinable() {
+        Kinds.Kind k = kind;
+        return k != null && k.callSite;
+    }
+
+    /** See {@link Owner#firstStatement}. */
+    void firstStatement(String sql, boolean mysql) {
+        owner.firstStatement(this, sql, mysql);
+    }
+
     /** The name of the kind it was admitted as, for the flight recorder; null without one. */
     @Nullable
     String kindName() {

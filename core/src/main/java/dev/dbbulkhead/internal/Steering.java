@@ -100,6 +100,16 @@ final class Steering implements Controls {
     }
 
     @Override
+    public Kinds.Kind refine(Kinds.Kind site, String sql, boolean mysql) {
+        return kinds == null ? site : kinds.refine(site, sql, mysql);
+    }
+
+    @Override
+    public Kinds.Entry move(Kinds.Kind from, boolean counted, Kinds.Kind to) {
+        return kinds == null ? Kinds.Entry.FREE : kinds.move(from, counted, to);
+    }
+
+    @Override
     public void left(Kinds.Kind kind, boolean counted, long heldNanos) {
         Kinds.left(kind, counted, heldNanos);
     }

@@ -302,6 +302,9 @@ final class TransactionRunner {
         private T runWork(SqlWork<T> work) throws SQLException {
             var guarded = new GuardedConnection(raw, dialect(raw));
             this.guarded = guarded;
+            if (lease.refinable()) {
+                guarded.refineKind(lease);
+            }
             long start = timed ? telemetry.now() : 0;
             try {
                 T value = work.run(guarded);

@@ -207,6 +207,69 @@ class KindsRuleTest {
         assertThat(kinds.of(Work.class).name).isEqualTo("KindsRuleTest$Work");
     }
 
+    /**
+     * One call site whose operations send one shape of statement stays one kind; once a second shape is seen, each
+     * operation counts as its first statement's shape, and a slow shape is capped by the same rule as a slow call site,
+     * the fast one never.
+     */
+    @Test
+    void aCallSiteThatSendsTwoShapesIsSplitByShape() throws Exception {
+        var permits = new Permits(8, 0);
+        var kinds = new Kinds(permits, 0);
+        SqlWork<Integer> helper = c -> 1;
+        Kinds.Kind site = kinds.of(helper.getClass());
+        String fastSql = "SELECT * FROM orders WHERE id = 1";
+        String slowSql = "SELECT sum(total) FROM orders WHERE day > '2026-01-01'";
+        assertThat(kinds.refine(site, fastSql, false)).as("one shape so far").isSameAs(site);
+        assertThat(kinds.refine(site, "SELECT * FROM orders WHERE id = 2", false))
+                .isSameAs(site);
+        Kinds.Kind slow = kinds.refine(site, slowSql, false);
+        assertThat(slow).isNotSameAs(site);
+        assertThat(slow.name).isEqualTo("select sum ( total ) from orders where day > ?");
+        Kinds.Kind fast = kinds.refine(site, fastSql, false);
+        assertThat(fast)
+                .as("mixed: every operation by its shape")
+                .isNotSameAs(site)
+                .isNotSameAs(slow);
+        assertThat(kinds.refine(slow, fastSql, false))
+                .as("a shape's kind is not refined again")
+                .isSameAs(slow);
+        assertThat(kinds.refine(kinds.of("named"), slowSql, false))
+                .as("nor a named one")
+                .isSameAs(kinds.of("named"));
+        long now = 0;
+        for (int window = 0; window < 20; window++) {
+            for (int i = 0; i < 90; i++) {
+                Kinds.left(fast, false, 2 * MS);
+            }
+            for (int i = 0; i < 10; i++) {
+                Kinds.left(slow, false, 100 * MS);
+            }
+            for (int t = 0; t < Kinds.FOLD_TICKS; t++) {
+                now += 10 * MS;
+                kinds.tick(now);
+            }
+        }
+        assertThat(slow.cap()).isBetween(1, 2);
+        assertThat(fast.cap()).isEqualTo(Integer.MAX_VALUE);
+        assertThat(site.cap()).as("the mixed call site caps nothing itself").isEqualTo(Integer.MAX_VALUE);
+        var held = new java.util.ArrayList<Permits.Node>();
+        while (permits.available() > 0) {
+            var node = new Permits.Node(Thread.currentThread());
+            assertThat(permits.enter(node, false)).isEqualTo(Permits.Entry.ACQUIRED);
+            held.add(node);
+        }
+        assertThat(kinds.move(site, false, slow)).isEqualTo(Kinds.Entry.COUNTED);
+        while (slow.inside() < slow.cap()) {
+            assertThat(kinds.move(site, false, slow)).isEqualTo(Kinds.Entry.COUNTED);
+        }
+        assertThat(kinds.move(site, false, slow))
+                .as("at its cap while contended")
+                .isEqualTo(Kinds.Entry.CAPPED);
+        assertThat(kinds.move(site, false, fast)).isEqualTo(Kinds.Entry.COUNTED);
+        held.forEach(permits::exit);
+    }
+
     /** A call site first seen while every place was taken gets a kind of its own once places free up. */
     @Test
     void aLateCallSiteGetsAKindOfItsOwnOncePlacesFreeUp() throws Exception {

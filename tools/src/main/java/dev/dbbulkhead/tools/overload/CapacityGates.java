@@ -94,6 +94,11 @@ final class CapacityGates {
          * kind.
          */
         RECOMMENDED_KINDS("recommended-kinds"),
+        /**
+         * The same, with one call site for every kind (one lambda, as a data-access helper): kinds come from the shape
+         * of each operation's first statement.
+         */
+        RECOMMENDED_ONE_SITE("recommended-one-site"),
         /** A recommended workload per kind, B per kind from sizing.md's rule ({@link Splits#byRule}). */
         WORKLOAD_PER_KIND("workload-per-kind"),
         /** A recommended workload per kind, B in proportion to the kinds' arrivals ({@link Splits#byArrivals}). */
@@ -191,14 +196,15 @@ final class CapacityGates {
                                 .adaptiveLimitMin(1)
                                 .predictionAudit(AUDIT)
                                 .build());
-            case RECOMMENDED, RECOMMENDED_KINDS ->
+            case RECOMMENDED, RECOMMENDED_KINDS, RECOMMENDED_ONE_SITE ->
                 audited(
                         pool,
                         label,
                         WorkloadConfig.recommended("w", concurrent).toBuilder()
                                 .predictionAudit(AUDIT)
-                                .kinds(config.kind() == Kind.RECOMMENDED_KINDS)
-                                .build());
+                                .kinds(config.kind() != Kind.RECOMMENDED)
+                                .build(),
+                        config.kind() == Kind.RECOMMENDED_ONE_SITE);
             case WORKLOAD_PER_KIND, SPLIT_BY_ARRIVALS ->
                 perKind(
                         pool,
@@ -237,6 +243,11 @@ final class CapacityGates {
 
     /** db-bulkhead with {@code config}, which predicts and audits a share of its predicted refusals. */
     private static Gate audited(DataSource pool, String label, WorkloadConfig config) {
+        return audited(pool, label, config, false);
+    }
+
+    /** {@code oneSite}: every kind through one lambda, as one call site sends them. */
+    private static Gate audited(DataSource pool, String label, WorkloadConfig config, boolean oneSite) {
         var audited = new LongAdder();
         var served = new LongAdder();
         var listener = new BulkheadListener() {
@@ -254,7 +265,7 @@ final class CapacityGates {
                 .listener(listener)
                 .build()
                 .workload("w");
-        Gate inner = bulkhead(w);
+        Gate inner = oneSite ? oneCallSite(w) : bulkhead(w);
         return new Gate() {
             @Override
             public void execute(long deadline, int kind, Barriers.Operation op)
@@ -300,6 +311,31 @@ final class CapacityGates {
             @Override
             public int limit() {
                 return gates.stream().mapToInt(Gate::limit).sum();
+            }
+        };
+    }
+
+    /** Every kind's operations through one lambda: one call site, whatever it sends. */
+    private static Gate oneCallSite(Workload w) {
+        Gate byKind = bulkhead(w);
+        return new Gate() {
+            @Override
+            public void execute(long deadline, int kind, Barriers.Operation op)
+                    throws SQLException, InterruptedException {
+                w.transaction(Deadline.atNanoTime(deadline), c -> {
+                    op.run(c);
+                    return null;
+                });
+            }
+
+            @Override
+            public int limit() {
+                return w.limit();
+            }
+
+            @Override
+            public double[] caps() {
+                return byKind.caps();
             }
         };
     }
