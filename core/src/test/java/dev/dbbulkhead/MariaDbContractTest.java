@@ -466,6 +466,74 @@ class MariaDbContractTest {
         }
     }
 
+    /**
+     * One call site that sends two shapes of statement, under contention: the slow shape is capped at its first
+     * statement, with nothing sent (a capped caller's insert is never there; a served one's is), and every permit and
+     * connection comes back.
+     */
+    @ParameterizedTest
+    @EnumSource(Driver.class)
+    void aShapeCappedAtItsFirstStatementSendsNothing(Driver driver) throws Exception {
+        try (HikariDataSource pool = MariaDb.pool(driver, 4)) {
+            var gate = DbBulkhead.builder(pool)
+                    .workload(WorkloadConfig.builder("w")
+                            .concurrent(4)
+                            .extraSlots(64)
+                            .kinds(true)
+                            .build())
+                    .build();
+            var told = new java.util.concurrent.ConcurrentLinkedQueue<long[]>(); // {id, 1 served / 0 capped}
+            var stop = new java.util.concurrent.atomic.AtomicBoolean();
+            var callers = new ArrayList<Thread>();
+            for (int i = 0; i < 12; i++) {
+                boolean slow = i < 4;
+                callers.add(Thread.ofVirtual().start(() -> {
+                    while (!stop.get()) {
+                        long id = slow ? Db.newId() : 0;
+                        try {
+                            gate.transaction(
+                                    Duration.ofSeconds(2),
+                                    shaped(slow ? "SELECT SLEEP(0.1) AS report" : "SELECT SLEEP(0.002)", id));
+                            if (slow) {
+                                told.add(new long[] {id, 1});
+                            }
+                        } catch (KindCappedException capped) {
+                            told.add(new long[] {id, slow ? 0 : -1});
+                        } catch (BulkheadRejectedException | SQLException | InterruptedException other) {
+                            // refused by the queue or the deadline: not what this test counts
+                        }
+                    }
+                }));
+            }
+            org.awaitility.Awaitility.await()
+                    .atMost(Duration.ofSeconds(30))
+                    .until(() -> told.stream().filter(t -> t[1] == 0).count() >= 3
+                            && told.stream().filter(t -> t[1] == 1).count() >= 3);
+            stop.set(true);
+            for (Thread t : callers) {
+                t.join();
+            }
+            assertThat(told).as("the fast shape is never capped").noneMatch(t -> t[1] == -1);
+            for (long[] t : told) {
+                assertThat(MariaDb.rows(t[0]))
+                        .as("told %s", t[1] == 1 ? "served" : "capped")
+                        .isEqualTo((int) t[1]);
+            }
+            assertThat(gate.available()).isEqualTo(4);
+            assertThat(pool.getHikariPoolMXBean().getActiveConnections()).isZero();
+        }
+    }
+
+    /** One call site for every statement, as a data-access helper: the same lambda class whatever it sends. */
+    private static SqlWork<Integer> shaped(String sql, long id) {
+        return c -> {
+            try (var s = c.createStatement()) {
+                s.execute(sql);
+            }
+            return id > 0 ? MariaDb.insert(c, id) : 0;
+        };
+    }
+
     private static long connectionId(Connection c) throws SQLException {
         try (var s = c.createStatement();
                 var r = s.executeQuery("SELECT CONNECTION_ID()")) {

@@ -615,14 +615,12 @@ final class TransactionControl {
                     while (i < n && identifierPart(sql.charAt(i))) {
                         i++;
                     }
-                    found = call(from, i, false);
-                    found = found != null ? found : mentioned(from, i, false);
+                    found = sessionWord(from, i, false);
                     if (found == null
                             && (riskyInBody(from, i)
                                     || (start && (is(from, i, "SET") || is(from, i, "RESET") || is(from, i, "DO"))))) {
                         found = DO_BLOCK;
                     }
-                    noteWord(from, i, false);
                     statementStart = is(from, i, "BEGIN")
                             || is(from, i, "THEN")
                             || is(from, i, "ELSE")
@@ -641,9 +639,7 @@ final class TransactionControl {
                 } else if (c == '"') {
                     int from = i;
                     skipQuoted('"', false);
-                    found = call(from + 1, i - 1, true);
-                    found = found != null ? found : mentioned(from + 1, i - 1, true);
-                    noteWord(from + 1, i - 1, true);
+                    found = sessionWord(from + 1, i - 1, true);
                 } else if (c == '\'' || (c == '$' && !afterIdentifier())) {
                     int from = i;
                     if (c == '\'') {
@@ -681,6 +677,48 @@ final class TransactionControl {
                     || is(start, end, "ROLLBACK");
         }
 
+        /**
+         * A word of a statement, read for the session: a call that changes it ({@link #call}), the temporary schema
+         * ({@link #mentioned}), {@code UPDATE pg_settings} ({@link #noteWord}). Only words that start with p, s, u or o
+         * can be any of those: the others cost one comparison.
+         */
+        private @Nullable Finding sessionWord(int start, int end, boolean quoted) {
+            int length = end - start;
+            if (length <= 0) { // an empty or unterminated quoted name
+                updateTarget = false;
+                return null;
+            }
+            Finding found = null;
+            switch ((char) (sql.charAt(start) | 0x20)) {
+                case 'p' -> {
+                    found = call(start, end, quoted);
+                    if (found == null && length >= 7) {
+                        found = mentioned(start, end, quoted);
+                    }
+                    if (length == 10 || length == 11) {
+                        noteWord(start, end, quoted); // pg_catalog, pg_settings
+                        return found;
+                    }
+                }
+                case 's' -> found = length == 10 ? call(start, end, quoted) : null; // set_config
+                case 'u' -> {
+                    if (length == 6) {
+                        noteWord(start, end, quoted); // UPDATE
+                        return null;
+                    }
+                }
+                case 'o' -> {
+                    if (length == 4) {
+                        noteWord(start, end, quoted); // ONLY
+                        return null;
+                    }
+                }
+                default -> {}
+            }
+            updateTarget = false;
+            return found;
+        }
+
         /** A name that may reach the session beyond the transaction: the temporary schema ({@link #PG_TEMP}). */
         private @Nullable Finding mentioned(int start, int end, boolean quoted) {
             return temporarySchema(start, end, quoted) ? PG_TEMP : null;
@@ -688,6 +726,9 @@ final class TransactionControl {
 
         /** A literal's text: one that names {@code pg_temp} (a search_path, say) is a risk. */
         private @Nullable Finding inLiteral(int start, int end) {
+            if (end - start < 9) { // a quote, pg_temp, a quote
+                return null;
+            }
             for (int k = start; k + 7 <= end; k++) {
                 char c = sql.charAt(k);
                 if ((c == 'p' || c == 'P') && sql.regionMatches(true, k, "pg_temp", 0, 7)) {
@@ -722,6 +763,9 @@ final class TransactionControl {
                 k--;
             }
             int end = k + 1;
+            if (k < 0 || ((sql.charAt(k) | 0x20) != 'r' && (sql.charAt(k) | 0x20) != 'y')) {
+                return false; // the word before ends neither as FOR nor as KEY
+            }
             while (k >= 0 && identifierPart(sql.charAt(k))) {
                 k--;
             }
@@ -797,9 +841,7 @@ final class TransactionControl {
                         i++;
                     }
                     if (sessionRules) {
-                        found = call(start, i, false);
-                        found = found != null ? found : mentioned(start, i, false);
-                        noteWord(start, i, false);
+                        found = sessionWord(start, i, false);
                     }
                     if (!plain && (matched != 0 || i - start == mode.startLength)) {
                         word(mode, start, i, false);
@@ -818,9 +860,7 @@ final class TransactionControl {
                     int start = i;
                     skipQuoted('"', false);
                     if (sessionRules) {
-                        found = call(start + 1, i - 1, true);
-                        found = found != null ? found : mentioned(start + 1, i - 1, true);
-                        noteWord(start + 1, i - 1, true);
+                        found = sessionWord(start + 1, i - 1, true);
                     }
                     if (!plain) {
                         word(mode, start, i, true);

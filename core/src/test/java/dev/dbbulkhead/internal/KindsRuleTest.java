@@ -270,6 +270,27 @@ class KindsRuleTest {
         held.forEach(permits::exit);
     }
 
+    /** Ten thousand shapes from one call site: at most 32 kinds, and "other"; names bounded in length. */
+    @Test
+    void tenThousandShapesLeaveItBounded() {
+        var kinds = new Kinds(new Permits(4, 0), 0);
+        SqlWork<Integer> helper = c -> 1;
+        Kinds.Kind site = kinds.of(helper.getClass());
+        var seen = new java.util.HashSet<Kinds.Kind>();
+        for (int i = 0; i < 10_000; i++) {
+            Kinds.Kind kind = kinds.refine(site, "SELECT c" + i + " FROM t_" + "x".repeat(200), false);
+            Kinds.left(kind, false, -1);
+            seen.add(kind);
+        }
+        seen.remove(site);
+        assertThat(seen).hasSizeLessThanOrEqualTo(Kinds.TRACKED);
+        assertThat(seen).extracting(k -> k.name.length()).allMatch(length -> length <= Kinds.SHAPE_NAME);
+        for (int t = 0; t < Kinds.FOLD_TICKS; t++) {
+            kinds.tick((t + 1) * 10 * MS);
+        }
+        assertThat(kinds.stats()).hasSizeLessThanOrEqualTo(Kinds.TRACKED + 1);
+    }
+
     /** A call site first seen while every place was taken gets a kind of its own once places free up. */
     @Test
     void aLateCallSiteGetsAKindOfItsOwnOncePlacesFreeUp() throws Exception {

@@ -130,6 +130,54 @@ class MySqlStatementsTest {
                 .containsExactlyElementsOf(names.isEmpty() ? List.of() : List.of(names.split(", ")));
     }
 
+    /** Texts made of the pieces the readers care about, cut anywhere: read without an exception, every time. */
+    @Test
+    void anyTextIsReadWithoutFailing() {
+        String[] pieces = {
+            "SET",
+            "@",
+            "@@",
+            "`",
+            "'",
+            "\"",
+            ",",
+            "=",
+            ":=",
+            "INTO",
+            "x",
+            " ",
+            "/*!",
+            "*/",
+            "#",
+            "\n",
+            ";",
+            "(",
+            ")",
+            "get_lock",
+            "autocommit",
+            "SESSION",
+            ".",
+            "\\",
+            "STATEMENT",
+            "FOR",
+            "--"
+        };
+        var random = new java.util.Random(42);
+        for (int n = 0; n < 20_000; n++) {
+            var text = new StringBuilder();
+            for (int k = random.nextInt(12); k >= 0; k--) {
+                text.append(pieces[random.nextInt(pieces.length)]);
+            }
+            String sql = text.toString();
+            for (boolean backslashes : new boolean[] {true, false}) {
+                MySqlStatements.inspect(sql, backslashes, !backslashes);
+                MySqlStatements.assignedVariables(sql, backslashes, !backslashes);
+                Shapes.of(sql, true);
+                Shapes.of(sql, false);
+            }
+        }
+    }
+
     @Test
     void theUnsetStatementQuotesEveryName() {
         assertThat(MySqlStatements.unsetVariables(new java.util.LinkedHashSet<>(List.of("a", "x`y"))))

@@ -79,7 +79,10 @@ enum CapacityScenario {
                 // statement's shape can tell them apart when one call site sends both.
                 case S4_MIXED ->
                     kind(fraction, u) == 0 ? LockSlots.sql(locks, 2) : LockSlots.sql(locks, 100) + " AS report";
-                case S7_SHIFT, S8_MEDIAN -> LockSlots.sql(locks, MIXED_HOLDS[kind(fraction, u)]);
+                case S7_SHIFT, S8_MEDIAN -> {
+                    int kind = kind(fraction, u);
+                    yield LockSlots.sql(locks, MIXED_HOLDS[kind]) + (kind == 0 ? "" : " AS kind" + kind);
+                }
                 case S6_BURST -> "SELECT pg_sleep(" + holdMillis / 1000.0 + ")";
             };
         }
