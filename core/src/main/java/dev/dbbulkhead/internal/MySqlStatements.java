@@ -180,7 +180,7 @@ final class MySqlStatements {
                 } else if (c == '@') {
                     int start = i;
                     if (userVariable()) {
-                        if (target || followedByAssignment()) {
+                        if (target || followedBy(":=")) {
                             names.add(variableName(start + 1, i));
                         }
                     } else {
@@ -216,12 +216,13 @@ final class MySqlStatements {
             }
         }
 
-        private boolean followedByAssignment() {
+        /** Whether {@code token} comes next, past space and comments; {@code i} stays where it is. */
+        private boolean followedBy(String token) {
             int at = i;
             skipSpaceAndCommentsOnly();
-            boolean assigns = sql.startsWith(":=", i);
+            boolean follows = sql.startsWith(token, i);
             i = at;
-            return assigns;
+            return follows;
         }
 
         /** A user variable's name from its text after the {@code @}: unquoted, lower-cased. */
@@ -487,7 +488,7 @@ final class MySqlStatements {
                     if (i - start == 8
                             && found == null
                             && sql.regionMatches(true, start, "GET_LOCK", 0, 8)
-                            && calledHere()) {
+                            && followedBy("(")) {
                         found = GET_LOCK;
                     }
                 } else if (c == ';') {
@@ -500,7 +501,7 @@ final class MySqlStatements {
                             && i - start == 10
                             && (c == '`' || (c == '"' && ansiQuotes))
                             && sql.regionMatches(true, start + 1, "GET_LOCK", 0, 8)
-                            && calledHere()) {
+                            && followedBy("(")) {
                         found = GET_LOCK; // a quoted name still calls the function
                     }
                 } else if (!((c == '#' || c == '-' || c == '/' || c == '*') && skipComment())) {
@@ -522,14 +523,6 @@ final class MySqlStatements {
             } else {
                 i++;
             }
-        }
-
-        private boolean calledHere() {
-            int at = i;
-            skipSpaceAndCommentsOnly();
-            boolean called = i < n && sql.charAt(i) == '(';
-            i = at;
-            return called;
         }
 
         private void skipSpaceAndCommentsOnly() {

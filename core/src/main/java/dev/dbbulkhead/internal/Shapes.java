@@ -109,19 +109,15 @@ final class Shapes {
         return Character.isLetterOrDigit(c) || c == '_' || c == '$';
     }
 
-    /** Past {@code $1} or a dollar-quoted string from {@code i}. */
+    /** Past a dollar-quoted string from {@code i}, as the guard reads one, or past {@code $1} (a parameter). */
     private static int afterDollar(String sql, int i) {
-        int n = sql.length();
-        int close = i + 1;
-        while (close < n && (Character.isLetterOrDigit(sql.charAt(close)) || sql.charAt(close) == '_')) {
-            close++;
+        int end = TransactionControl.afterDollarQuote(sql, i);
+        if (end == i + 1) {
+            while (end < sql.length() && Character.isDigit(sql.charAt(end))) {
+                end++;
+            }
         }
-        if (close >= n || sql.charAt(close) != '$' || (close > i + 1 && Character.isDigit(sql.charAt(i + 1)))) {
-            return close; // a parameter ($1), or a lone $
-        }
-        String tag = sql.substring(i, close + 1);
-        int end = sql.indexOf(tag, close + 1);
-        return end < 0 ? n : end + tag.length();
+        return end;
     }
 
     private static char lower(char c) {

@@ -1077,21 +1077,30 @@ final class TransactionControl {
 
         /** Past {@code $tag$ ... $tag$} or {@code $$ ... $$} from {@code i}; past the {@code $} alone otherwise. */
         private void skipDollarQuoteOrParameter() {
-            int close = i + 1;
-            if (close < n && dollarTagStart(sql.charAt(close))) {
-                close++;
-                while (close < n && dollarTagPart(sql.charAt(close))) {
-                    close++;
-                }
-            }
-            if (close >= n || sql.charAt(close) != '$') {
-                i++;
-                return;
-            }
-            String tag = sql.substring(i, close + 1);
-            int end = sql.indexOf(tag, close + 1);
-            i = end < 0 ? n : end + tag.length();
+            i = afterDollarQuote(sql, i);
         }
+    }
+
+    /**
+     * The index just past {@code $tag$ ... $tag$} or {@code $$ ... $$} opening at {@code start} in {@code sql} (or its
+     * end), or just past the {@code $} alone when none opens there (a parameter, {@code $1}). The guard's lexer and
+     * the statements' shapes ({@link Shapes}) read dollar quotes by this one rule.
+     */
+    static int afterDollarQuote(String sql, int start) {
+        int n = sql.length();
+        int close = start + 1;
+        if (close < n && dollarTagStart(sql.charAt(close))) {
+            close++;
+            while (close < n && dollarTagPart(sql.charAt(close))) {
+                close++;
+            }
+        }
+        if (close >= n || sql.charAt(close) != '$') {
+            return start + 1;
+        }
+        String tag = sql.substring(start, close + 1);
+        int end = sql.indexOf(tag, close + 1);
+        return end < 0 ? n : end + tag.length();
     }
 
     /**
