@@ -22,6 +22,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAdder;
 import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
@@ -171,13 +172,25 @@ enum Barriers {
         });
     }
 
-    /** The median time, in nanoseconds, of {@code runs} plain transactions of {@code sql}, one at a time. */
+    /**
+     * The median time, in nanoseconds, of {@code runs} plain transactions of {@code sql}, one at a time. A failed one
+     * (a pool timeout on a loaded machine, a server error) is not a sample and is tried again, {@code runs} times at
+     * most; then the last failure is thrown.
+     */
     static long medianNanos(DataSource pool, String sql, int runs) throws SQLException {
         long[] times = new long[runs];
-        for (int i = 0; i < runs; i++) {
+        int failures = 0;
+        for (int i = 0; i < runs; ) {
             long start = System.nanoTime();
-            plainStatement(pool, sql);
-            times[i] = System.nanoTime() - start;
+            try {
+                plainStatement(pool, sql);
+            } catch (SQLException failed) {
+                if (++failures > runs) {
+                    throw failed;
+                }
+                continue;
+            }
+            times[i++] = System.nanoTime() - start;
         }
         Arrays.sort(times);
         return times[runs / 2];
@@ -222,22 +235,34 @@ enum Barriers {
         return Result.FAILED_OTHER;
     }
 
-    /** Operations per second that {@code callers} in a closed loop get for {@code seconds}, straight on the pool. */
+    /**
+     * Operations per second that {@code callers} in a closed loop get for {@code seconds}, straight on the pool. A failed
+     * operation is not counted and its caller goes on; if none succeeded, the first failure is thrown.
+     */
     static double closedLoopRate(DataSource ds, CapacityScenario.Work work, int callers, double seconds)
             throws Exception {
         var done = new LongAdder();
+        var failure = new AtomicReference<@Nullable SQLException>();
         long end = System.nanoTime() + (long) (seconds * 1e9);
         try (var tasks = Executors.newVirtualThreadPerTaskExecutor()) {
             for (int i = 0; i < callers; i++) {
                 var unused = tasks.submit(() -> {
                     var random = new Random(callers);
                     while (System.nanoTime() < end) {
-                        plainStatement(ds, work.sql(0, random.nextDouble()));
-                        done.increment();
+                        try {
+                            plainStatement(ds, work.sql(0, random.nextDouble()));
+                            done.increment();
+                        } catch (SQLException failed) {
+                            failure.compareAndSet(null, failed);
+                        }
                     }
                     return null;
                 });
             }
+        }
+        SQLException first = failure.get();
+        if (done.sum() == 0 && first != null) {
+            throw first;
         }
         return done.sum() / seconds;
     }

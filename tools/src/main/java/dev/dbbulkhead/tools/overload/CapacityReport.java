@@ -47,10 +47,10 @@ final class CapacityReport {
         var lines = new ArrayList<String>();
         lines.add(
                 "| scenario | load | configuration | goodput within SLO /s (min–max) | committed late | refused at once "
-                        + "| admitted, then timed out | false refusals (audited) | succeeded p50 / p99 ms (p99 min–max) "
+                        + "| admitted, then timed out | failed otherwise | false refusals (audited) | succeeded p50 / p99 ms (p99 min–max) "
                         + "| failures p99 ms | told past its wait p99 ms | mean limit | step: settled down / up s "
                         + "| per kind, fastest first, within SLO /s (the slowest: share of goodput / of arrivals) |");
-        lines.add("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+        lines.add("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
         runs.forEach((cell, list) -> lines.add(row(cell, list)));
         return lines;
     }
@@ -65,6 +65,7 @@ final class CapacityReport {
                 + " | " + f(median(list, r -> r.count(Result.REFUSED)))
                 + " | " + f(median(list, r -> r.count(Result.WASTED))) + " ("
                 + String.format(Locale.ROOT, "%.1f %%", 100 * median(list, CapacityRun::wastedShare)) + ")"
+                + " | " + CapacityStats.failures(list)
                 + " | " + CapacityStats.falseRefusals(list)
                 + " | " + f(median(list, r -> ms(r.succeeded, 50))) + " / " + spread(list, r -> ms(r.succeeded, 99))
                 + " | " + f(median(list, r -> ms(r.failed, 99)))

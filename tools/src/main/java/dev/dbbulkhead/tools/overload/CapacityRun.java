@@ -7,19 +7,18 @@ import dev.dbbulkhead.KindCappedException;
 import dev.dbbulkhead.LoadShedException;
 import dev.dbbulkhead.QueueTimeoutException;
 import dev.dbbulkhead.WouldTimeOutException;
+import dev.dbbulkhead.tools.support.Failures;
 import java.sql.SQLException;
 import java.sql.SQLTransientConnectionException;
 import java.util.ArrayList;
-import java.util.EnumMap;
 import java.util.List;
-import java.util.Map;
-import java.util.Objects;
 import java.util.Random;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
 import org.HdrHistogram.ConcurrentHistogram;
@@ -47,7 +46,10 @@ final class CapacityRun {
         OTHER
     }
 
-    final Map<Result, LongAdder> counts = new EnumMap<>(Result.class);
+    final Tally<Result> counts = new Tally<>(Result.class);
+    /** The first operation that failed otherwise ({@link Result#OTHER}), in one line; null while none has. */
+    private final AtomicReference<@Nullable String> firstFailure = new AtomicReference<>();
+
     final Histogram succeeded = new ConcurrentHistogram(HIGHEST, 3);
     final Histogram failed = new ConcurrentHistogram(HIGHEST, 3);
     /** Callers refused after waiting: how long past what they were allowed to wait they were told. */
@@ -71,18 +73,15 @@ final class CapacityRun {
     /** Predictive rejection's audit: {audited, served in time}. */
     long[] audits = new long[2];
 
-    private CapacityRun() {
-        for (Result r : Result.values()) {
-            counts.put(r, new LongAdder());
-        }
-    }
+    private CapacityRun() {}
 
     long count(Result r) {
-        return adder(r).sum();
+        return counts.count(r);
     }
 
-    private LongAdder adder(Result r) {
-        return Objects.requireNonNull(counts.get(r), "every result has a counter");
+    @Nullable
+    String firstFailure() {
+        return firstFailure.get();
     }
 
     /** Admitted callers (everyone not refused at once) that then timed out, as a share of them. */
@@ -309,7 +308,10 @@ final class CapacityRun {
         }
         long end = System.nanoTime();
         Result result = failure != null ? classify(failure) : end <= deadline ? Result.IN_SLO : Result.LATE;
-        adder(result).increment();
+        counts.add(result);
+        if (result == Result.OTHER && failure != null) {
+            firstFailure.compareAndSet(null, oneCell(Failures.oneLine(failure)));
+        }
         arrived[phase][kind].increment();
         if (result == Result.IN_SLO) {
             inSlo[phase][kind].increment();
@@ -335,6 +337,12 @@ final class CapacityRun {
                 || (t instanceof WouldTimeOutException w && !w.waited().isZero())
                 || (t instanceof DeadlineExceededException d
                         && d.stage() == DeadlineExceededException.Stage.PERMIT_WAIT);
+    }
+
+    /** {@code line} as a Markdown table cell holds it: no bar, at most 100 characters. */
+    private static String oneCell(String line) {
+        String cell = line.replace('|', '/');
+        return cell.length() <= 100 ? cell : cell.substring(0, 99) + "…";
     }
 
     static Result classify(@Nullable Throwable t) {

@@ -6,6 +6,7 @@ import static dev.dbbulkhead.tools.support.Stats.median;
 import dev.dbbulkhead.tools.support.Stats;
 import java.util.List;
 import java.util.Locale;
+import java.util.Objects;
 
 /** What the capacity scenarios compute from their runs, beyond medians: audits, settling times, goodput by kind. */
 final class CapacityStats {
@@ -77,6 +78,23 @@ final class CapacityStats {
             slowest = Double.isNaN(slowest) ? at : Math.max(slowest, at);
         }
         return slowest;
+    }
+
+    /**
+     * Operations that failed neither by refusal nor by a timeout (a server error, a broken connection): the median
+     * count over the runs, and the first such failure of any run, so that a fault shows in the report instead of
+     * ending the measurement: "2 (SQLState 53300: too many clients)"; "0" when none failed.
+     */
+    static String failures(List<CapacityRun> list) {
+        double median = median(list, r -> r.count(CapacityRun.Result.OTHER));
+        String first = list.stream()
+                .map(CapacityRun::firstFailure)
+                .filter(Objects::nonNull)
+                .findFirst()
+                .orElse(null);
+        return first == null
+                ? String.format(Locale.ROOT, "%.0f", median)
+                : String.format(Locale.ROOT, "%.0f (%s)", median, first);
     }
 
     /**

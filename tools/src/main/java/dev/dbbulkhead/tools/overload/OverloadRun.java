@@ -4,16 +4,12 @@ import dev.dbbulkhead.tools.overload.Barriers.Result;
 import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryMXBean;
 import java.sql.SQLException;
-import java.util.EnumMap;
-import java.util.Map;
-import java.util.Objects;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
 import org.HdrHistogram.ConcurrentHistogram;
 import org.HdrHistogram.Histogram;
@@ -28,7 +24,7 @@ import org.HdrHistogram.Histogram;
 final class OverloadRun {
     private static final long HIGHEST = TimeUnit.MINUTES.toNanos(10);
 
-    final Map<Result, LongAdder> counts = new EnumMap<>(Result.class);
+    final Tally<Result> counts = new Tally<>(Result.class);
     final Histogram succeeded = new ConcurrentHistogram(HIGHEST, 3);
     final Histogram failed = new ConcurrentHistogram(HIGHEST, 3);
     /** Time inside the call of operations rejected because admission was full (no waiting by design). */
@@ -41,22 +37,14 @@ final class OverloadRun {
     long start;
     long wallNanos;
 
-    OverloadRun() {
-        for (Result r : Result.values()) {
-            counts.put(r, new LongAdder());
-        }
-    }
+    OverloadRun() {}
 
     long count(Result r) {
-        return adder(r).sum();
-    }
-
-    private LongAdder adder(Result r) {
-        return Objects.requireNonNull(counts.get(r), "every result has a counter");
+        return counts.count(r);
     }
 
     long total() {
-        return counts.values().stream().mapToLong(LongAdder::sum).sum();
+        return counts.total();
     }
 
     double goodput() {
@@ -155,7 +143,7 @@ final class OverloadRun {
         long end = System.nanoTime();
         lastEnd.accumulateAndGet(end, Math::max);
         Result result = Barriers.classify(failure);
-        adder(result).increment();
+        counts.add(result);
         long latency = Math.max(0, end - intended);
         switch (result) {
             case SUCCEEDED -> succeeded.recordValue(Math.min(latency, HIGHEST));

@@ -9,6 +9,7 @@ import dev.dbbulkhead.WorkloadConfig;
 import dev.dbbulkhead.tools.support.Stats;
 import dev.dbbulkhead.tools.support.Svg;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -17,6 +18,7 @@ import java.util.Objects;
 import java.util.concurrent.Callable;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 
 /**
  * {@code s5-two-workloads}: one database (K advisory locks) shared by an interactive workload (5 ms operations,
@@ -260,6 +262,11 @@ final class TwoWorkloads {
                     median(list, r -> r.interactive().meanLimit(0, 1)),
                     median(list, r -> r.batch().meanLimit(0, 1))));
         }
+        String failed = failures(runs.values());
+        if (!failed.isEmpty()) {
+            lines.add("");
+            lines.add(String.format(Locale.ROOT, "(load %.0f×: %s)", load, failed));
+        }
         lines.add(String.format(
                 Locale.ROOT,
                 "%n(load %.0f×: best interactive-alone p99 of the run %.1f ms, the p99 target %.1f ms; best batch of a "
@@ -269,6 +276,35 @@ final class TwoWorkloads {
                 P99_TARGET * best,
                 Double.isNaN(qualifying) ? "none" : String.format(Locale.ROOT, "%.1f/s", qualifying)));
         return lines;
+    }
+
+    /**
+     * The operations of {@code runs} that failed otherwise than by refusal or timeout (a server error, a broken
+     * connection: counted, never the end of a run), by workload, with the first one's message; empty when none did.
+     */
+    static String failures(Collection<List<Run>> runs) {
+        long interactive = 0;
+        long batch = 0;
+        @Nullable String first = null;
+        for (List<Run> list : runs) {
+            for (Run r : list) {
+                interactive += r.alone().count(CapacityRun.Result.OTHER)
+                        + r.interactive().count(CapacityRun.Result.OTHER);
+                batch += r.batch().count(CapacityRun.Result.OTHER);
+                for (CapacityRun c : List.of(r.alone(), r.interactive(), r.batch())) {
+                    first = first != null ? first : c.firstFailure();
+                }
+            }
+        }
+        if (interactive + batch == 0) {
+            return "";
+        }
+        return String.format(
+                Locale.ROOT,
+                "operations failed otherwise, counted as not served: interactive %d, batch %d; the first: %s",
+                interactive,
+                batch,
+                first);
     }
 
     /**
