@@ -67,7 +67,7 @@ final class Admission implements PermitLease.Owner {
                 config.borrowing() && config.priority() == Priority.REGULAR && shared.arbitrated()
                         ? (int) Math.min(shared.sharedLimit(), Integer.MAX_VALUE - (long) config.extraSlots())
                         : config.concurrent());
-        this.controls = Steering.of(workload, config, permits, shared.telemetry(), shared.arbitrated());
+        this.controls = ConfiguredControls.of(workload, config, permits, shared.telemetry(), shared.arbitrated());
         this.controlled = controls.active();
         this.frames = shared.frames();
         this.telemetry = shared.telemetry();
@@ -138,8 +138,8 @@ final class Admission implements PermitLease.Owner {
         if (shape == site) {
             return;
         }
-        Kinds.Entry entry = controls.move(site, lease.kindCounted, shape);
-        if (entry == Kinds.Entry.CAPPED) {
+        Kinds.Decision entry = controls.move(site, lease.kindCounted, shape);
+        if (entry == Kinds.Decision.CAPPED) {
             lease.kind = null; // refused: counted so by its new kind, it leaves both
             lease.kindCounted = false;
             BulkheadRejectedException refused = rejections.kindCapped(snapshot(0, shape), shape.cap());
@@ -147,7 +147,7 @@ final class Admission implements PermitLease.Owner {
             throw refused;
         }
         lease.kind = shape;
-        lease.kindCounted = entry == Kinds.Entry.COUNTED;
+        lease.kindCounted = entry == Kinds.Decision.COUNTED;
     }
 
     /** The lease's operation leaves the kind it was admitted as, once, having held its permits {@code heldNanos}. */

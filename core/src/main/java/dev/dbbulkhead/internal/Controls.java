@@ -8,7 +8,7 @@ import org.jspecify.annotations.Nullable;
  * What one workload predicts, learns and is allowed, chosen once from its {@link WorkloadConfig}: how its permits come
  * back ({@link Drain}), the door's verdict ({@link Door}) and its audit, the adaptive limit ({@link AdaptiveLimit}), its
  * share under the barrier's priorities ({@link Arbiter}), and the limit in force that follows from them
- * ({@link Steering#of} chooses them from a {@code WorkloadConfig}).
+ * ({@link ConfiguredControls#of} chooses them from a {@code WorkloadConfig}).
  *
  * <p>{@link Admission} asks ({@link #admit}) and tells ({@link #granted}, {@link #refused}, {@link #released}); the
  * barrier's {@link BarrierClock} runs the periodic part ({@link #tick}, {@link #apply}). Controls never refuse a caller
@@ -57,8 +57,8 @@ interface Controls {
     }
 
     /** An operation moves from one kind to another ({@link Kinds#move}); without kinds, nothing binds. */
-    default Kinds.Entry move(Kinds.Kind from, boolean counted, Kinds.Kind to) {
-        return Kinds.Entry.FREE;
+    default Kinds.Decision move(Kinds.Kind from, boolean counted, Kinds.Kind to) {
+        return Kinds.Decision.FREE;
     }
 
     /** What is known of each kind of operation; empty without kinds. */

@@ -267,7 +267,7 @@ final class Kinds {
      * An operation counted as {@code from} ({@code counted} inside it) now counts as {@code to}: it leaves {@code from}
      * and enters {@code to} as {@link #enter} decides; refused if {@code to} is at its cap while contended.
      */
-    Entry move(Kind from, boolean counted, Kind to) {
+    Decision move(Kind from, boolean counted, Kind to) {
         if (counted) {
             from.inside.decrementAndGet();
         }
@@ -275,7 +275,7 @@ final class Kinds {
     }
 
     /** What {@link #enter} decided. */
-    enum Entry {
+    enum Decision {
         /** Refused: its kind is at its cap while the workload is contended. */
         CAPPED,
         /** In, not counted: the workload is not contended, nothing binds. */
@@ -288,10 +288,10 @@ final class Kinds {
      * A caller of {@code kind} the door admitted: refused if its kind is at its cap while the workload is contended (no
      * permit free now, or a caller found none in the last window), else in, counted inside its kind while contended.
      */
-    Entry enter(Kind kind) {
+    Decision enter(Kind kind) {
         boolean full = permits.available() <= 0;
         if (!full && !contended) {
-            return Entry.FREE;
+            return Decision.FREE;
         }
         if (full) {
             pressed.increment();
@@ -301,10 +301,10 @@ final class Kinds {
             if (inside >= kind.cap) {
                 kind.capped.increment();
                 kind.refused.increment();
-                return Entry.CAPPED;
+                return Decision.CAPPED;
             }
             if (kind.inside.compareAndSet(inside, inside + 1)) {
-                return Entry.COUNTED;
+                return Decision.COUNTED;
             }
         }
     }

@@ -1,7 +1,7 @@
 package dev.dbbulkhead.internal;
 
+import dev.dbbulkhead.internal.TransactionControl.Effect;
 import dev.dbbulkhead.internal.TransactionControl.Finding;
-import dev.dbbulkhead.internal.TransactionControl.Kind;
 import java.util.LinkedHashSet;
 import java.util.Locale;
 import java.util.Set;
@@ -68,7 +68,7 @@ final class MySqlStatements {
             + "give the setting to one statement instead, with SET STATEMENT name = value FOR ... on MariaDB or the "
             + "hint /*+ SET_VAR(name = value) */ on MySQL 8";
     private static final Finding GET_LOCK = new Finding(
-            Kind.SESSION_STATE,
+            Effect.SESSION_STATE,
             "GET_LOCK(...)",
             "a named lock is held "
                     + "by the session, not the transaction: lock a row with SELECT ... FOR UPDATE instead, which is released "
@@ -76,10 +76,10 @@ final class MySqlStatements {
     /** The scopes a system variable's assignment may name before it. */
     private static final Set<String> SCOPES = Set.of("GLOBAL", "SESSION", "LOCAL", "PERSIST", "PERSIST_ONLY");
     /** A procedure may COMMIT or ROLLBACK inside: allowed, and its effect on the transaction checked afterwards. */
-    static final Finding PROCEDURE = new Finding(Kind.SESSION_RISK, "CALL", null);
+    static final Finding PROCEDURE = new Finding(Effect.SESSION_RISK, "CALL", null);
 
     private static final Finding TEMPORARY_TABLE = new Finding(
-            Kind.SESSION_STATE,
+            Effect.SESSION_STATE,
             "CREATE TEMPORARY TABLE",
             "MySQL keeps a temporary table for the session (there is no ON COMMIT DROP): use a derived table or a "
                     + "common table expression (WITH) instead");
@@ -118,15 +118,15 @@ final class MySqlStatements {
     }
 
     private static Finding control(String command) {
-        return new Finding(Kind.TRANSACTION_CONTROL, command, null);
+        return new Finding(Effect.TRANSACTION_CONTROL, command, null);
     }
 
     private static Finding implicitCommit(String command) {
-        return new Finding(Kind.IMPLICIT_COMMIT, command, IMPLICIT);
+        return new Finding(Effect.IMPLICIT_COMMIT, command, IMPLICIT);
     }
 
     private static Finding session(String command, String instead) {
-        return new Finding(Kind.SESSION_STATE, command, instead);
+        return new Finding(Effect.SESSION_STATE, command, instead);
     }
 
     /** One reading of the text, statement by statement. */

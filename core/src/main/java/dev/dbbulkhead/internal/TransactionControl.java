@@ -61,7 +61,7 @@ final class TransactionControl {
     private TransactionControl() {}
 
     /** What a finding is. */
-    enum Kind {
+    enum Effect {
         /** Ends or starts the transaction: refused. */
         TRANSACTION_CONTROL,
         /** Commits the transaction before it runs, as DDL does on MySQL: refused. */
@@ -73,24 +73,24 @@ final class TransactionControl {
     }
 
     /**
-     * One thing found in the text: its kind, the command as the guard names it, and, for session state, the
+     * One thing found in the text: its effect, the command as the guard names it, and, for session state, the
      * transaction-scoped spelling to use instead (null otherwise).
      */
-    record Finding(Kind kind, String command, @Nullable String instead) {
+    record Finding(Effect effect, String command, @Nullable String instead) {
         boolean refused() {
-            return kind != Kind.SESSION_RISK;
+            return effect != Effect.SESSION_RISK;
         }
 
         /** The refusal sent to work: SQLState 25000 (invalid transaction state). */
         SQLException refusal() {
-            if (kind == Kind.TRANSACTION_CONTROL) {
+            if (effect == Effect.TRANSACTION_CONTROL) {
                 return new SQLException(
                         "db-bulkhead owns this transaction: work must not send " + command + " as "
                                 + "SQL; it commits when work returns and rolls back when work throws (savepoints, and ROLLBACK "
                                 + "TO SAVEPOINT, are allowed)",
                         "25000");
             }
-            if (kind == Kind.IMPLICIT_COMMIT) {
+            if (effect == Effect.IMPLICIT_COMMIT) {
                 return new SQLException(
                         "db-bulkhead owns this transaction: work must not send " + command + " as " + "SQL: " + instead,
                         "25000");
@@ -118,9 +118,9 @@ final class TransactionControl {
     private static final Finding SET_CONFIG_SESSION =
             session("set_config(..., false)", "use set_config(..., true) instead, which ends with the transaction");
     private static final Finding SET_CONFIG_UNKNOWN =
-            new Finding(Kind.SESSION_RISK, "set_config(..., <expression>)", null);
-    private static final Finding DO_BLOCK = new Finding(Kind.SESSION_RISK, "DO", null);
-    static final Finding CALL = new Finding(Kind.SESSION_RISK, "CALL", null);
+            new Finding(Effect.SESSION_RISK, "set_config(..., <expression>)", null);
+    private static final Finding DO_BLOCK = new Finding(Effect.SESSION_RISK, "DO", null);
+    static final Finding CALL = new Finding(Effect.SESSION_RISK, "CALL", null);
     private static final Finding TEMP_TABLE = session(
             "CREATE TEMP TABLE without ON COMMIT DROP",
             "add ON COMMIT DROP, which drops the table when the transaction ends");
@@ -133,10 +133,10 @@ final class TransactionControl {
             "UPDATE pg_settings",
             "use set_config(name, value, true) or SET LOCAL instead, which ends with the transaction");
     /** Text that names the session's temporary schema: what it creates there may outlive the transaction. */
-    private static final Finding PG_TEMP = new Finding(Kind.SESSION_RISK, "pg_temp", null);
+    private static final Finding PG_TEMP = new Finding(Effect.SESSION_RISK, "pg_temp", null);
 
     private static Finding session(String command, String instead) {
-        return new Finding(Kind.SESSION_STATE, command, instead);
+        return new Finding(Effect.SESSION_STATE, command, instead);
     }
 
     /** What may be created in the session's temporary schema by naming it ({@code CREATE TABLE pg_temp.t}). */
@@ -309,13 +309,13 @@ final class TransactionControl {
             if (!sessionRules) {
                 first = transactionControl(first);
                 skipStatement(Mode.PLAIN);
-                return first == null ? null : new Finding(Kind.TRANSACTION_CONTROL, first, null);
+                return first == null ? null : new Finding(Effect.TRANSACTION_CONTROL, first, null);
             }
             switch (first) {
                 case "COMMIT", "END", "ABORT", "BEGIN", "START", "ROLLBACK", "PREPARE" -> {
                     String control = transactionControl(first);
                     if (control != null) {
-                        return new Finding(Kind.TRANSACTION_CONTROL, control, null);
+                        return new Finding(Effect.TRANSACTION_CONTROL, control, null);
                     }
                     if (first.equals("PREPARE")) {
                         found = session(

@@ -5,7 +5,7 @@
  * <h2>Layout: who owns what</h2>
  * <ul>
  * <li>{@code Admission}, one per workload: its {@code Permits}, its {@code Controls} (chosen once: what it predicts,
- * learns and is allowed; {@code Steering}: the {@code Door} and its {@code Drain}, the {@code AdaptiveLimit}, its share
+ * learns and is allowed; {@code ConfiguredControls}: the {@code Door} and its {@code Drain}, the {@code AdaptiveLimit}, its share
  * under the {@code Arbiter}, its {@code Kinds} of operation), leak detection ({@code Leaks}) and the lifecycle of its leases: admit, hand out, release,
  * reclaim. Every rejection is made here, from a {@code Snapshot} of the workload, by the barrier's
  * {@code Rejections} (implemented in the API package, whose exceptions' constructors are not public).</li>

@@ -59,10 +59,10 @@ class BarrierClockTest {
         var telemetry = new Telemetry(List.of(), now::get, log);
         var regularPermits = new Permits(6, 20);
         var elasticPermits = new Permits(6, 20);
-        var regular =
-                Steering.of(workload("regular"), config("regular", Priority.REGULAR), regularPermits, telemetry, true);
-        var elastic =
-                Steering.of(workload("elastic"), config("elastic", Priority.ELASTIC), elasticPermits, telemetry, true);
+        var regular = ConfiguredControls.of(
+                workload("regular"), config("regular", Priority.REGULAR), regularPermits, telemetry, true);
+        var elastic = ConfiguredControls.of(
+                workload("elastic"), config("elastic", Priority.ELASTIC), elasticPermits, telemetry, true);
         var broken = new Broken();
         var members = List.of(Objects.requireNonNull(regular.member()), Objects.requireNonNull(elastic.member()));
         var clock =

@@ -109,28 +109,28 @@ class KindsRuleTest {
         var kinds = new Kinds(permits, 0);
         Kinds.Kind slow = capped(kinds, permits);
         assertThat(slow.cap()).isEqualTo(1);
-        assertThat(kinds.enter(slow)).as("a permit free: in, not even counted").isEqualTo(Kinds.Entry.FREE);
-        assertThat(kinds.enter(slow)).isEqualTo(Kinds.Entry.FREE);
+        assertThat(kinds.enter(slow)).as("a permit free: in, not even counted").isEqualTo(Kinds.Decision.FREE);
+        assertThat(kinds.enter(slow)).isEqualTo(Kinds.Decision.FREE);
         assertThat(slow.inside()).isZero();
         var a = new Permits.Node(Thread.currentThread());
         var b = new Permits.Node(Thread.currentThread());
         assertThat(permits.enter(a, false)).isEqualTo(Permits.Entry.ACQUIRED);
         assertThat(permits.enter(b, false)).isEqualTo(Permits.Entry.ACQUIRED);
-        assertThat(kinds.enter(slow)).as("no permit free: counted").isEqualTo(Kinds.Entry.COUNTED);
-        assertThat(kinds.enter(slow)).as("at its cap, no permit free").isEqualTo(Kinds.Entry.CAPPED);
+        assertThat(kinds.enter(slow)).as("no permit free: counted").isEqualTo(Kinds.Decision.COUNTED);
+        assertThat(kinds.enter(slow)).as("at its cap, no permit free").isEqualTo(Kinds.Decision.CAPPED);
         Kinds.left(slow, true, -1);
         assertThat(slow.inside()).isZero();
-        assertThat(kinds.enter(slow)).as("below its cap").isEqualTo(Kinds.Entry.COUNTED);
+        assertThat(kinds.enter(slow)).as("below its cap").isEqualTo(Kinds.Decision.COUNTED);
         assertThat(kinds.stats().getFirst().capped()).isEqualTo(1);
         permits.exit(a);
         permits.exit(b);
         fold(kinds, 1_000); // callers found no permit free in this window: the next is contended
         assertThat(kinds.enter(slow))
                 .as("a permit is free, but the last window was contended")
-                .isEqualTo(Kinds.Entry.CAPPED);
+                .isEqualTo(Kinds.Decision.CAPPED);
         Kinds.left(slow, true, 100 * MS);
         fold(kinds, 2_000);
-        assertThat(kinds.enter(slow)).as("a quiet window: no cap binds").isEqualTo(Kinds.Entry.FREE);
+        assertThat(kinds.enter(slow)).as("a quiet window: no cap binds").isEqualTo(Kinds.Decision.FREE);
     }
 
     private static void fold(Kinds kinds, long ms) {
@@ -155,7 +155,7 @@ class KindsRuleTest {
                 for (int i = 0; i < 8; i++) {
                     calls.add(threads.submit(() -> {
                         start.await();
-                        if (kinds.enter(slow) == Kinds.Entry.COUNTED) {
+                        if (kinds.enter(slow) == Kinds.Decision.COUNTED) {
                             entered.incrementAndGet();
                         }
                         return null;
@@ -259,14 +259,14 @@ class KindsRuleTest {
             assertThat(permits.enter(node, false)).isEqualTo(Permits.Entry.ACQUIRED);
             held.add(node);
         }
-        assertThat(kinds.move(site, false, slow)).isEqualTo(Kinds.Entry.COUNTED);
+        assertThat(kinds.move(site, false, slow)).isEqualTo(Kinds.Decision.COUNTED);
         while (slow.inside() < slow.cap()) {
-            assertThat(kinds.move(site, false, slow)).isEqualTo(Kinds.Entry.COUNTED);
+            assertThat(kinds.move(site, false, slow)).isEqualTo(Kinds.Decision.COUNTED);
         }
         assertThat(kinds.move(site, false, slow))
                 .as("at its cap while contended")
-                .isEqualTo(Kinds.Entry.CAPPED);
-        assertThat(kinds.move(site, false, fast)).isEqualTo(Kinds.Entry.COUNTED);
+                .isEqualTo(Kinds.Decision.CAPPED);
+        assertThat(kinds.move(site, false, fast)).isEqualTo(Kinds.Decision.COUNTED);
         held.forEach(permits::exit);
     }
 

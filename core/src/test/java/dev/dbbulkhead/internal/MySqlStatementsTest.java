@@ -2,8 +2,8 @@ package dev.dbbulkhead.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.dbbulkhead.internal.TransactionControl.Effect;
 import dev.dbbulkhead.internal.TransactionControl.Finding;
-import dev.dbbulkhead.internal.TransactionControl.Kind;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -92,11 +92,11 @@ class MySqlStatementsTest {
             LOCK INSTANCE FOR BACKUP                         | LOCK INSTANCE      | SESSION_STATE
             BACKUP STAGE START                               | BACKUP STAGE       | SESSION_STATE
             """)
-    void whatEndsTheTransactionOrOutlivesItIsRefused(String sql, String command, Kind kind) {
+    void whatEndsTheTransactionOrOutlivesItIsRefused(String sql, String command, Effect effect) {
         Finding finding = read(sql.replace("\\n", "\n"));
         assertThat(finding).as(sql).isNotNull();
         assertThat(finding.command()).isEqualTo(command);
-        assertThat(finding.kind()).isEqualTo(kind);
+        assertThat(finding.effect()).isEqualTo(effect);
         assertThat(finding.refusal().getSQLState()).isEqualTo("25000");
     }
 
@@ -190,8 +190,8 @@ class MySqlStatementsTest {
         assertThat(read("SET STATEMENT max_statement_time=1 FOR COMMIT").command())
                 .isEqualTo("COMMIT");
         assertThat(read("SET STATEMENT max_statement_time=1 FOR CREATE TABLE t (a INT)")
-                        .kind())
-                .isEqualTo(Kind.IMPLICIT_COMMIT);
+                        .effect())
+                .isEqualTo(Effect.IMPLICIT_COMMIT);
     }
 
     @Test

@@ -2,8 +2,8 @@ package dev.dbbulkhead.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.dbbulkhead.internal.TransactionControl.Effect;
 import dev.dbbulkhead.internal.TransactionControl.Finding;
-import dev.dbbulkhead.internal.TransactionControl.Kind;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -69,7 +69,7 @@ class SessionStatementsTest {
     void sessionChangesAreRefusedNamingTheTransactionScopedSpelling(String sql, String command, String instead) {
         Finding finding = TransactionControl.inspect(sql);
         assertThat(finding).as(sql).isNotNull();
-        assertThat(finding.kind()).as(sql).isEqualTo(Kind.SESSION_STATE);
+        assertThat(finding.effect()).as(sql).isEqualTo(Effect.SESSION_STATE);
         assertThat(finding.command()).isEqualTo(command);
         assertThat(finding.refusal().getMessage()).contains(instead).contains("reach the next caller");
         assertThat(finding.refusal().getSQLState()).isEqualTo("25000");
@@ -152,7 +152,7 @@ class SessionStatementsTest {
     void whatTheTextCannotShowIsARiskNotARefusal(String sql, String command) {
         Finding finding = TransactionControl.inspect(sql);
         assertThat(finding).as(sql).isNotNull();
-        assertThat(finding.kind()).as(sql).isEqualTo(Kind.SESSION_RISK);
+        assertThat(finding.effect()).as(sql).isEqualTo(Effect.SESSION_RISK);
         assertThat(finding.command()).isEqualTo(command);
         assertThat(TransactionControl.find(sql)).as("not refused").isNull();
     }
@@ -199,6 +199,6 @@ class SessionStatementsTest {
         assertThat(TransactionControl.find("COMMIT PREPARED 'tx'")).isNull();
         assertThat(TransactionControl.find("START TRANSACTION")).isEqualTo("START TRANSACTION");
         assertThat(TransactionControl.find("ROLLBACK TO SAVEPOINT s")).isNull();
-        assertThat(TransactionControl.inspect("COMMIT").kind()).isEqualTo(Kind.TRANSACTION_CONTROL);
+        assertThat(TransactionControl.inspect("COMMIT").effect()).isEqualTo(Effect.TRANSACTION_CONTROL);
     }
 }

@@ -14,7 +14,7 @@ import org.jspecify.annotations.Nullable;
  * when its setting asks for it, chosen once here. Thread-safe: callers' threads ask and tell; {@link #tick} and
  * {@link #apply} run on the barrier's clock, one at a time.
  */
-final class Steering implements Controls {
+final class ConfiguredControls implements Controls {
     private final Workload workload;
     private final Permits permits;
     /** How the permits come back: when the workload predicts or adapts. */
@@ -39,10 +39,10 @@ final class Steering implements Controls {
         if (!config.predictiveRejection() && !config.adaptive() && !config.kinds() && !arbitrated) {
             return NONE;
         }
-        return new Steering(workload, config, permits, telemetry, arbitrated);
+        return new ConfiguredControls(workload, config, permits, telemetry, arbitrated);
     }
 
-    private Steering(
+    private ConfiguredControls(
             Workload workload, WorkloadConfig config, Permits permits, Telemetry telemetry, boolean arbitrated) {
         this.workload = workload;
         this.permits = permits;
@@ -105,8 +105,8 @@ final class Steering implements Controls {
     }
 
     @Override
-    public Kinds.Entry move(Kinds.Kind from, boolean counted, Kinds.Kind to) {
-        return kinds == null ? Kinds.Entry.FREE : kinds.move(from, counted, to);
+    public Kinds.Decision move(Kinds.Kind from, boolean counted, Kinds.Kind to) {
+        return kinds == null ? Kinds.Decision.FREE : kinds.move(from, counted, to);
     }
 
     @Override
