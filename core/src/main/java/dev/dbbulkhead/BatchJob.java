@@ -68,7 +68,9 @@ public final class BatchJob {
         return new BatchJob(workload, chunkDeadline, Duration.ofSeconds(1), DEFAULT_GIVE_UP_AFTER);
     }
 
-    /** A job whose chunks run on {@code workload}, each within {@code chunkDeadline}, pausing up to {@code maxPause}. */
+    /**
+     * A job whose chunks run on {@code workload}, each within {@code chunkDeadline}, pausing up to {@code maxPause}.
+     */
     public static BatchJob of(Workload workload, Duration chunkDeadline, Duration maxPause) {
         return new BatchJob(workload, chunkDeadline, maxPause, DEFAULT_GIVE_UP_AFTER);
     }

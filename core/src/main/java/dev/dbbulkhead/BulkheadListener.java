@@ -61,11 +61,11 @@ public interface BulkheadListener {
 
     /**
      * The permits of a lease never released (a {@link Lease} never closed, or a release cut short by a
-     * {@link StackOverflowError}) were taken back, after being held for {@code heldNanos} (0 for a caller that was still
-     * waiting): its thread terminated (called on the barrier's reclaimer thread, after a garbage collection found the
-     * thread gone, or on its scheduler for a pooled worker that had dropped its thread locals), or, with leak detection
-     * on, a pooled thread that kept it called the barrier again after the threshold (called on that thread). Its hold is
-     * kept out of the adaptive limit's measurements.
+     * {@link StackOverflowError}) were taken back, after being held for {@code heldNanos} (0 for a caller that was
+     * still waiting): its thread terminated (called on the barrier's reclaimer thread, after a garbage collection found
+     * the thread gone, or on its scheduler for a pooled worker that had dropped its thread locals), or, with leak
+     * detection on, a pooled thread that kept it called the barrier again after the threshold (called on that thread).
+     * Its hold is kept out of the adaptive limit's measurements.
      */
     default void onLeaseReclaimed(Workload workload, long heldNanos) {}
 

@@ -445,8 +445,8 @@ public final class DbBulkhead {
                 LOG.log(
                         Level.WARNING,
                         "db-bulkhead ''{0}'': concurrent {1} is more than the pool size {2} of {3}: "
-                                + "the {4} operations beyond the pool wait inside it, up to its connection timeout, instead of "
-                                + "in the barrier; lower concurrent to at most {2}",
+                                + "the {4} operations beyond the pool wait inside it, up to its connection timeout, "
+                                + "instead of in the barrier; lower concurrent to at most {2}",
                         name,
                         sum,
                         pool,

@@ -23,7 +23,9 @@ public final class InvalidSettingException extends IllegalArgumentException {
         this.rule = rule;
     }
 
-    /** The rule the value broke, e.g. {@code "must be >= 1"}: the message is {@code "<setting> <rule>, was <value>"}. */
+    /**
+     * The rule the value broke, e.g. {@code "must be >= 1"}: the message is {@code "<setting> <rule>, was <value>"}.
+     */
     public String rule() {
         return rule;
     }

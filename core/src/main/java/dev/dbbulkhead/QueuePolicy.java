@@ -6,9 +6,9 @@ package dev.dbbulkhead;
  */
 public enum QueuePolicy {
     /**
-     * The article's: at most Q callers wait, in arrival order (a fair queue), each for its queue wait or what is left of
-     * its deadline. A caller that finds the Q slots taken is refused at once; one that waits too long is refused when
-     * its wait ends. The default.
+     * The article's: at most Q callers wait, in arrival order (a fair queue), each for its queue wait or what is left
+     * of its deadline. A caller that finds the Q slots taken is refused at once; one that waits too long is refused
+     * when its wait ends. The default.
      */
     FIFO,
     /**

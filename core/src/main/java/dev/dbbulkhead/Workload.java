@@ -58,7 +58,10 @@ public interface Workload {
         return acquire(queueWait);
     }
 
-    /** {@link #acquire(Deadline)} for an operation of the kind named {@code kind}; see {@link #acquire(Duration, String)}. */
+    /**
+     * {@link #acquire(Deadline)} for an operation of the kind named {@code kind}; see {@link #acquire(Duration,
+     * String)}.
+     */
     default Lease acquire(Deadline deadline, String kind) throws InterruptedException {
         return acquire(deadline);
     }
@@ -67,8 +70,8 @@ public interface Workload {
     Lease acquire(Deadline deadline) throws InterruptedException;
 
     /**
-     * What the workload has learned of each kind of its operations, busiest first ({@link WorkloadConfig.Builder#kinds});
-     * empty when it does not learn them. For observation only.
+     * What the workload has learned of each kind of its operations, busiest first ({@link
+     * WorkloadConfig.Builder#kinds}); empty when it does not learn them. For observation only.
      */
     default List<KindStats> kinds() {
         return List.of();

@@ -261,8 +261,8 @@ public record WorkloadConfig(
          * An adaptive limit: the number of the workload's operations holding an execution permit, L, moves between
          * {@code min} and B, to the lowest concurrency that still gives the most throughput within a latency
          * target ({@link #adaptiveLatencyTarget}). It starts at B and only ever lowers the workload's budget; Q stays
-         * as it is. Without it (the default), a fixed limit B, as the article's barrier has. The algorithm and when to use
-         * it: {@code docs/sizing.md}.
+         * as it is. Without it (the default), a fixed limit B, as the article's barrier has. The algorithm and when to
+         * use it: {@code docs/sizing.md}.
          */
         public Builder adaptiveLimitMin(int min) {
             new Check(name).that(min >= 1, Setting.ADAPTIVE_LIMIT_MIN, min, "must be >= 1");

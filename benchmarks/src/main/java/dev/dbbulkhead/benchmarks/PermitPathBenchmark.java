@@ -30,8 +30,8 @@ import org.openjdk.jmh.annotations.Warmup;
 /**
  * The cost of one transaction through each kind of barrier, without a database: every variant runs the same
  * no-op JDBC sequence (get a connection, auto-commit off, work, commit, auto-commit back on, close), the one
- * {@code transaction()} runs, so the differences are the barriers' own. B = 16 and Q = 16, so that neither 1 nor 2 threads ever wait: this is the uncontended-permit
- * path that every admitted operation pays.
+ * {@code transaction()} runs, so the differences are the barriers' own. B = 16 and Q = 16, so that neither 1 nor 2
+ * threads ever wait: this is the uncontended-permit path that every admitted operation pays.
  *
  * <pre>java -jar benchmarks/target/benchmarks.jar PermitPath -t 1   (then -t 2)</pre>
  */

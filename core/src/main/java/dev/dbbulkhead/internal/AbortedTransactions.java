@@ -79,9 +79,9 @@ final class AbortedTransactions {
     static SQLException rolledBack() {
         return new SQLException(
                 "db-bulkhead: a statement failed inside work and work went on; PostgreSQL had aborted "
-                        + "the transaction, so it was rolled back and nothing was committed (pgJDBC would have reported its "
-                        + "COMMIT as a success). To recover from a failed statement inside one transaction, roll back to a "
-                        + "savepoint set before it; otherwise let work throw.",
+                        + "the transaction, so it was rolled back and nothing was committed (pgJDBC would have "
+                        + "reported its COMMIT as a success). To recover from a failed statement inside one "
+                        + "transaction, roll back to a savepoint set before it; otherwise let work throw.",
                 "25P02");
     }
 
@@ -96,8 +96,8 @@ final class AbortedTransactions {
                 "db-bulkhead: a statement failed inside work with error " + failure.getErrorCode()
                         + " (" + failure.getMessage()
                         + "), by which the server rolled back the whole transaction, and work "
-                        + "went on; what ran after it was rolled back too, so nothing was committed. Let work throw on such a "
-                        + "failure, and retry the whole work",
+                        + "went on; what ran after it was rolled back too, so nothing was committed. Let work throw on "
+                        + "such a failure, and retry the whole work",
                 "40001",
                 failure.getErrorCode(),
                 failure);

@@ -9,9 +9,9 @@ import java.util.SplittableRandom;
  * It measures windows on the barrier's clock, hands each window to the algorithm, and keeps the limit it answers
  * ({@link #wanted()}), which the workload's {@link Controls} apply to its {@link Permits}.
  *
- * <p><b>Clock.</b> Decisions are taken on {@link #tick}, every {@link BarrierClock#TICK_MILLIS} ms from the barrier's clock,
- * never by a releasing caller: a window ends on time whether or not anything completes, so a 40 s operation or a lease
- * never closed cannot freeze the limit. A window lasts about {@value #WINDOW_HOLDS} mean holds (at least
+ * <p><b>Clock.</b> Decisions are taken on {@link #tick}, every {@link BarrierClock#TICK_MILLIS} ms from the barrier's
+ * clock, never by a releasing caller: a window ends on time whether or not anything completes, so a 40 s operation or a
+ * lease never closed cannot freeze the limit. A window lasts about {@value #WINDOW_HOLDS} mean holds (at least
  * {@value #MIN_WINDOW_MILLIS} ms, at most {@value #MAX_WINDOW_MILLIS} ms, and up to four times longer while fewer than
  * {@value #MIN_COMPLETIONS} operations completed). Its first quarter, where operations admitted under the previous
  * limit still finish, is not measured: what a window measures is what its own limit did.

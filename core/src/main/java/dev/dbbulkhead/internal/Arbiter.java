@@ -17,17 +17,17 @@ import java.util.concurrent.atomic.LongAdder;
  * now, so that no interleaving of callers lets more than S in flight.
  *
  * <p><b>Regular first.</b> A regular workload's demand is what it holds, what waits, and room to grow (a quarter of its
- * B, at least one): elastic workloads get what the regular demands leave, and a regular workload's limit grows up to its
- * B into whatever room remains. An elastic workload always keeps a floor of one permit, and is given no more than its
- * own demand (the same measure) even when its allowance is larger: an idle elastic workload holds no room.
+ * B, at least one): elastic workloads get what the regular demands leave, and a regular workload's limit grows up to
+ * its B into whatever room remains. An elastic workload always keeps a floor of one permit, and is given no more than
+ * its own demand (the same measure) even when its allowance is larger: an idle elastic workload holds no room.
  *
  * <p><b>Elastic as far as the regular objectives allow.</b> An elastic operation cannot be pre-empted: once admitted
  * it holds its connection (and whatever it locks) for a whole elastic hold. So the allowance follows what regular
  * callers see, not what they do this instant. Each regular workload has a latency objective, the p99 of its
  * operations' permit wait plus hold (set, or learned as {@value #LEARNED_MARGIN} × its p99 while elastic work ran at
  * its floor). A window lasts at least {@value #WINDOW_MILLIS} ms and until the regular workloads completed
- * {@value #MIN_OPS} operations (at most {@value #LONGEST_WINDOW_MILLIS} ms, or {@value #WINDOW_MILLIS} ms once regular work
- * has gone quiet). At its end:
+ * {@value #MIN_OPS} operations (at most {@value #LONGEST_WINDOW_MILLIS} ms, or {@value #WINDOW_MILLIS} ms once regular
+ * work has gone quiet). At its end:
  * <ul>
  *   <li>no regular operation: the elastic allowance is all the room the headroom leaves, at once;</li>
  *   <li>an objective missed (more than 1 % of a workload's operations over it): the allowance halves, down to the
@@ -304,7 +304,9 @@ final class Arbiter {
         }
     }
 
-    /** A learned objective: from a window at the elastic floor whose p99 was {@code p99}, the lowest of the last minute. */
+    /**
+     * A learned objective: from a window at the elastic floor whose p99 was {@code p99}, the lowest of the last minute.
+     */
     private static void learn(Member r, long p99, boolean floor, long now) {
         if (r.objectiveSet != 0) {
             return;

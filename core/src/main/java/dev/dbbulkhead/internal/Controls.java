@@ -6,16 +6,16 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * What one workload predicts, learns and is allowed, chosen once from its {@link WorkloadConfig}: how its permits come
- * back ({@link Drain}), the door's verdict ({@link Door}) and its audit, the adaptive limit ({@link AdaptiveLimit}), its
- * share under the barrier's priorities ({@link Arbiter}), and the limit in force that follows from them
+ * back ({@link Drain}), the door's verdict ({@link Door}) and its audit, the adaptive limit ({@link AdaptiveLimit}),
+ * its share under the barrier's priorities ({@link Arbiter}), and the limit in force that follows from them
  * ({@link ConfiguredControls#of} chooses them from a {@code WorkloadConfig}).
  *
  * <p>{@link Admission} asks ({@link #admit}) and tells ({@link #granted}, {@link #refused}, {@link #released}); the
  * barrier's {@link BarrierClock} runs the periodic part ({@link #tick}, {@link #apply}). Controls never refuse a caller
  * and never touch a lease: a verdict is a value, acted on by admission.
  *
- * <p>The article's workload has {@link #NONE}: nothing measured, nothing predicted, its limit B for good, chosen once so
- * that admission's fast path asks nothing.
+ * <p>The article's workload has {@link #NONE}: nothing measured, nothing predicted, its limit B for good, chosen once
+ * so that admission's fast path asks nothing.
  */
 interface Controls {
     /** The article's workload: a fixed limit, a FIFO queue, nothing measured. */
@@ -51,7 +51,9 @@ interface Controls {
      */
     default void left(Kinds.Kind kind, boolean counted, long heldNanos) {}
 
-    /** The kind an operation of {@code site} counts as, its first statement {@code sql} known ({@link Kinds#refine}). */
+    /**
+     * The kind an operation of {@code site} counts as, its first statement {@code sql} known ({@link Kinds#refine}).
+     */
     default Kinds.Kind refine(Kinds.Kind site, String sql, boolean mysql) {
         return site;
     }

@@ -168,7 +168,8 @@ sealed interface Dialect {
             return mariaDb
                     ? "a procedure's implicit commit (DDL inside a CALL) is not detected"
                     : "a deadline bounds a SELECT on the server (max_execution_time) but other statements only from "
-                            + "the client (the socket); a procedure's implicit commit (DDL inside a CALL) is not detected";
+                            + "the client (the socket); a procedure's implicit commit (DDL inside a CALL) is not "
+                            + "detected";
         }
     }
 

@@ -17,8 +17,9 @@ import dev.dbbulkhead.QueuePolicy;
  * door that keeps refusing is looking at more demand than the workload serves: while, in the last
  * {@value #OVERLOAD_MILLIS} ms, it has refused anyone or a waiter has left unserved, a {@code DEADLINE} queue sheds a
  * newcomer whose expected wait (the mean, not the 1 % chance) is longer than it may wait, since an even chance of
- * being served late is then most of the line's. Nobody whose expected wait fits is refused, overloaded or not (2026-12-07: shedding beyond a 5 ms
- * queue delay refused callers the bare pool served in time, and their clients came straight back).
+ * being served late is then most of the line's. Nobody whose expected wait fits is refused, overloaded or not
+ * (2026-12-07: shedding beyond a 5 ms queue delay refused callers the bare pool served in time, and their clients came
+ * straight back).
  *
  * <p>Thread-safe; the overload state is one racy timestamp.
  */
@@ -41,7 +42,9 @@ final class Door {
         this.deadline = policy != QueuePolicy.FIFO;
     }
 
-    /** The wait expected at {@code now} for a caller at the end of the line, under {@code limit}; 0 with a permit free. */
+    /**
+     * The wait expected at {@code now} for a caller at the end of the line, under {@code limit}; 0 with a permit free.
+     */
     long expectedWaitNanos(int limit, long now) {
         return drain.expectedWaitNanos(permits.waiting(), permits.available(), limit, now);
     }

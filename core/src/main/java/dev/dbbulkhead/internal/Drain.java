@@ -7,13 +7,14 @@ import java.util.Arrays;
 /**
  * How a workload's permits come back: the mean permit hold of its recent operations (and with the limit L, by Little's
  * law, the rate at which permits free up: L / mean), and the reserve, the time a caller needs left for its own work
- * once it starts: a high quantile of those holds and a margin. Fed by every release of a workload that predicts; read at admission.
+ * once it starts: a high quantile of those holds and a margin. Fed by every release of a workload that predicts; read
+ * at admission.
  *
  * <p>Windows of {@value #WINDOW_HOLDS} holds (or {@value #WINDOW_MILLIS} ms with at least {@value #MIN_HOLDS} holds)
  * each give a mean, smoothed across windows (a quarter per window): a mean over many operations, so that one long
  * operation among short ones moves it by its share only. The quantile is read at each window's end from the last
- * {@value #RECENT} holds. Before the first hold ends (a burst on a new barrier), the time the first permit has been held
- * so far stands in for the mean: a lower bound that grows until the first release.
+ * {@value #RECENT} holds. Before the first hold ends (a burst on a new barrier), the time the first permit has been
+ * held so far stands in for the mean: a lower bound that grows until the first release.
  *
  * <p>Thread-safe: holds are added with atomic adds, the window is closed by the one release that wins a CAS; a sample
  * lost to a race shifts an estimate, never a permit.

@@ -440,8 +440,8 @@ final class GuardedConnection implements Connection {
                 isExpired()
                         ? EXPIRED
                         : "db-bulkhead: work must not call setClientInfo: "
-                                + "the change would stay on the pooled connection after the transaction; set the application name "
-                                + "on the pool instead",
+                                + "the change would stay on the pooled connection after the transaction; set the "
+                                + "application name on the pool instead",
                 "25000",
                 Map.of());
     }

@@ -20,9 +20,9 @@ import java.sql.Statement;
  * ({@code GuardedJdbcCoverageTest} checks this over every interface of {@code java.sql}).
  *
  * <p>The wrappers ({@code GuardedStatement}, {@code GuardedPreparedStatement}, {@code GuardedCallableStatement},
- * {@code GuardedResultSet}, {@code GuardedMetaData}, {@code GuardedArray}) are concrete classes generated at build time from the
- * {@code java.sql} interfaces by {@code core/src/build/GuardedJdbcGenerator.java}: one field load and one check per
- * call, no reflection, every method of every interface covered ({@code GuardedJdbcCoverageTest}).
+ * {@code GuardedResultSet}, {@code GuardedMetaData}, {@code GuardedArray}) are concrete classes generated at build time
+ * from the {@code java.sql} interfaces by {@code core/src/build/GuardedJdbcGenerator.java}: one field load and one
+ * check per call, no reflection, every method of every interface covered ({@code GuardedJdbcCoverageTest}).
  */
 final class GuardedJdbc {
     private GuardedJdbc() {}

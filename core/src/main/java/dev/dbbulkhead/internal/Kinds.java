@@ -316,8 +316,8 @@ final class Kinds {
     }
 
     /**
-     * An operation of {@code kind} left: {@code counted}, it was counted inside; {@code heldNanos}, how long it held its
-     * permits, or -1 if it held none (or its hold says nothing of its kind).
+     * An operation of {@code kind} left: {@code counted}, it was counted inside; {@code heldNanos}, how long it held
+     * its permits, or -1 if it held none (or its hold says nothing of its kind).
      */
     static void left(Kind kind, boolean counted, long heldNanos) {
         if (counted) {
@@ -361,8 +361,9 @@ final class Kinds {
     }
 
     /**
-     * The rule: a kind whose mean hold is more than {@link #SLOWER} × the median operation's ({@code median}) is allowed
-     * its share of the arrivals times median / its hold, of the limit, and at least one; any other kind, no cap.
+     * The rule: a kind whose mean hold is more than {@link #SLOWER} × the median operation's ({@code median}) is
+     * allowed its share of the arrivals times median / its hold, of the limit, and at least one; any other kind, no
+     * cap.
      */
     static int cap(double rate, double hold, double rates, double median, int limit) {
         if (hold <= SLOWER * median || rates == 0 || median == 0) {

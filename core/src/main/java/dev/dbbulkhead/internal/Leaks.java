@@ -30,7 +30,9 @@ final class Leaks {
         return thresholdNanos > 0;
     }
 
-    /** Watches a lease of {@code workload} just acquired; the task holds the workload and the stack, never the lease. */
+    /**
+     * Watches a lease of {@code workload} just acquired; the task holds the workload and the stack, never the lease.
+     */
     Watch watch(Workload workload) {
         var watch = new Watch(workload, new Acquired(describe(workload), thresholdNanos));
         watch.task = Scheduler.after(thresholdNanos, watch);

@@ -71,8 +71,8 @@ final class MySqlStatements {
             Effect.SESSION_STATE,
             "GET_LOCK(...)",
             "a named lock is held "
-                    + "by the session, not the transaction: lock a row with SELECT ... FOR UPDATE instead, which is released "
-                    + "when the transaction ends");
+                    + "by the session, not the transaction: lock a row with SELECT ... FOR UPDATE instead, which is "
+                    + "released when the transaction ends");
     /** The scopes a system variable's assignment may name before it. */
     private static final Set<String> SCOPES = Set.of("GLOBAL", "SESSION", "LOCAL", "PERSIST", "PERSIST_ONLY");
     /** A procedure may COMMIT or ROLLBACK inside: allowed, and its effect on the transaction checked afterwards. */
@@ -378,7 +378,9 @@ final class MySqlStatements {
             }
         }
 
-        /** A name at {@code i}: a word, or a backticked (or, with ANSI_QUOTES, double-quoted) identifier; upper-cased. */
+        /**
+         * A name at {@code i}: a word, or a backticked (or, with ANSI_QUOTES, double-quoted) identifier; upper-cased.
+         */
         private String name() {
             skipSpaceAndComments();
             if (i < n && (sql.charAt(i) == '`' || (ansiQuotes && sql.charAt(i) == '"'))) {
@@ -389,7 +391,10 @@ final class MySqlStatements {
             return word();
         }
 
-        /** MariaDB's {@code SET STATEMENT name = value, ... FOR statement}: the setting ends with it; the statement is read. */
+        /**
+         * MariaDB's {@code SET STATEMENT name = value, ... FOR statement}: the setting ends with it; the statement is
+         * read.
+         */
         private @Nullable Finding setStatement() {
             while (i < n) {
                 skipSpaceAndComments();
@@ -475,7 +480,9 @@ final class MySqlStatements {
             return true;
         }
 
-        /** Past the next {@code ;} outside strings, identifiers and comments, or to the end; a named lock on the way. */
+        /**
+         * Past the next {@code ;} outside strings, identifiers and comments, or to the end; a named lock on the way.
+         */
         private @Nullable Finding skipStatement() {
             Finding found = null;
             while (i < n) {
@@ -535,7 +542,9 @@ final class MySqlStatements {
             }
         }
 
-        /** Past a quoted run from {@code i}; a doubled quote stays inside, and with {@code escapes} a backslashed one. */
+        /**
+         * Past a quoted run from {@code i}; a doubled quote stays inside, and with {@code escapes} a backslashed one.
+         */
         private void skipQuoted(char quote, boolean escapes) {
             i = TransactionControl.afterQuoted(sql, i, quote, escapes);
         }

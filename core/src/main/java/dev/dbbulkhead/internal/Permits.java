@@ -75,7 +75,9 @@ final class Permits extends Padded.StateWord {
     private final int extraSlots;
     /** L + Q: admission follows the limit, so that a lower L does not leave B − L more callers queued. */
     private volatile int maxAdmitted;
-    /** Taken with {@code lock.lock()}, given back with {@code lock.held = 0} in {@code finally}: see {@link QueueLock}. */
+    /**
+     * Taken with {@code lock.lock()}, given back with {@code lock.held = 0} in {@code finally}: see {@link QueueLock}.
+     */
     private final QueueLock lock = new QueueLock();
 
     @GuardedBy("lock")

@@ -29,9 +29,9 @@ final class Scheduler {
     }
 
     /**
-     * Runs {@code task} every {@code nanos} until it is cancelled. A run that throws does not end it (the executor would
-     * drop a periodic task for good, and with it, say, every priority cap): the failure is logged once per task and
-     * kind of failure, and the next run goes ahead.
+     * Runs {@code task} every {@code nanos} until it is cancelled. A run that throws does not end it (the executor
+     * would drop a periodic task for good, and with it, say, every priority cap): the failure is logged once per task
+     * and kind of failure, and the next run goes ahead.
      */
     static ScheduledFuture<?> every(long nanos, Runnable task) {
         return Holder.EXECUTOR.scheduleWithFixedDelay(new Surviving(task), nanos, nanos, TimeUnit.NANOSECONDS);

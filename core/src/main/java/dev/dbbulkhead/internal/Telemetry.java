@@ -100,7 +100,7 @@ final class Telemetry {
                 w.name(),
                 threadEnded
                         ? "its thread has terminated"
-                        : "its thread, a pooled one, called the barrier " + "again after the leak detection threshold",
+                        : "its thread, a pooled one, called the barrier again after the leak detection threshold",
                 Snapshot.millis(heldNanos));
         if (listening) {
             listener.onLeaseReclaimed(w, heldNanos);
@@ -117,10 +117,10 @@ final class Telemetry {
             this.log.log(
                     Logger.Level.WARNING,
                     "db-bulkhead ''{0}'', workload ''{1}'': work {2} sent {3}, which may "
-                            + "change the session beyond its transaction, and the session {4}: its connection was discarded "
-                            + "instead of going back to the pool. Keep session changes transaction-scoped (SET LOCAL, "
-                            + "set_config(..., true), pg_advisory_xact_lock); logged once per call site, each discard is "
-                            + "counted (onSessionDiscarded)",
+                            + "change the session beyond its transaction, and the session {4}: its connection was "
+                            + "discarded instead of going back to the pool. Keep session changes transaction-scoped "
+                            + "(SET LOCAL, set_config(..., true), pg_advisory_xact_lock); logged once per call site, "
+                            + "each discard is counted (onSessionDiscarded)",
                     w.bulkheadName(),
                     w.name(),
                     site.getName(),

@@ -86,19 +86,19 @@ final class TransactionControl {
             if (effect == Effect.TRANSACTION_CONTROL) {
                 return new SQLException(
                         "db-bulkhead owns this transaction: work must not send " + command + " as "
-                                + "SQL; it commits when work returns and rolls back when work throws (savepoints, and ROLLBACK "
-                                + "TO SAVEPOINT, are allowed)",
+                                + "SQL; it commits when work returns and rolls back when work throws (savepoints, and "
+                                + "ROLLBACK TO SAVEPOINT, are allowed)",
                         "25000");
             }
             if (effect == Effect.IMPLICIT_COMMIT) {
                 return new SQLException(
-                        "db-bulkhead owns this transaction: work must not send " + command + " as " + "SQL: " + instead,
+                        "db-bulkhead owns this transaction: work must not send " + command + " as SQL: " + instead,
                         "25000");
             }
             return new SQLException(
                     "db-bulkhead: work must not send " + command + " as SQL: the change would stay "
-                            + "on the pooled connection after the transaction and reach the next caller (the session belongs "
-                            + "to the pool); " + instead,
+                            + "on the pooled connection after the transaction and reach the next caller (the session "
+                            + "belongs to the pool); " + instead,
                     "25000");
         }
     }
@@ -182,8 +182,8 @@ final class TransactionControl {
     }
 
     /**
-     * The procedure {@code sql} calls, as {@code {schema or null, name}} folded as PostgreSQL folds names, when the text
-     * is one {@code CALL} statement and nothing else in it is a finding; else null.
+     * The procedure {@code sql} calls, as {@code {schema or null, name}} folded as PostgreSQL folds names, when the
+     * text is one {@code CALL} statement and nothing else in it is a finding; else null.
      */
     static String @Nullable [] calledProcedure(String sql) {
         if (sql == null) {
@@ -409,7 +409,9 @@ final class TransactionControl {
             }
         }
 
-        /** {@code SET ...}: allowed when transaction-scoped ({@code LOCAL}, {@code TRANSACTION}, {@code CONSTRAINTS}). */
+        /**
+         * {@code SET ...}: allowed when transaction-scoped ({@code LOCAL}, {@code TRANSACTION}, {@code CONSTRAINTS}).
+         */
         private @Nullable Finding set() {
             String second = word();
             switch (second) {
@@ -426,7 +428,8 @@ final class TransactionControl {
                             session(
                                     "SET SESSION CHARACTERISTICS",
                                     "use TransactionOptions "
-                                            + "(readOnly(), isolation(...)), or SET TRANSACTION as the first statement, instead");
+                                            + "(readOnly(), isolation(...)), or SET TRANSACTION as the first "
+                                            + "statement, instead");
                         case "AUTHORIZATION" ->
                             session(
                                     "SET SESSION AUTHORIZATION",
@@ -522,7 +525,9 @@ final class TransactionControl {
             return temporary;
         }
 
-        /** Whether {@code sql[start, end)} names {@code pg_temp} or {@code pg_temp_N} (a quoted name: in lower case). */
+        /**
+         * Whether {@code sql[start, end)} names {@code pg_temp} or {@code pg_temp_N} (a quoted name: in lower case).
+         */
         private boolean temporarySchema(int start, int end, boolean quoted) {
             if (end - start < 7 || !sql.regionMatches(!quoted, start, "pg_temp", 0, 7)) {
                 return false;
@@ -1070,7 +1075,9 @@ final class TransactionControl {
             return i > 0 && identifierPart(sql.charAt(i - 1));
         }
 
-        /** Past a quoted run from {@code i}; a doubled quote stays inside, and with {@code escapes} a backslashed one. */
+        /**
+         * Past a quoted run from {@code i}; a doubled quote stays inside, and with {@code escapes} a backslashed one.
+         */
         private void skipQuoted(char quote, boolean escapes) {
             i = TransactionControl.afterQuoted(sql, i, quote, escapes);
         }

@@ -27,8 +27,8 @@ import org.jspecify.annotations.Nullable;
  * <p>What the caller is told is what happened in the database: the value only after commit and close; the work's
  * own exception after a rollback; an exception (SQLState 25P02) when work went on after a statement failure that
  * aborted the transaction on PostgreSQL, which is then rolled back ({@link AbortedTransactions}); the driver's
- * exception, unchanged, when the server refused the commit (it rolled back); {@link CommitOutcomeUnknownException} only when the commit's answer never came or the cleanup after an
- * acknowledged commit failed.
+ * exception, unchanged, when the server refused the commit (it rolled back); {@link CommitOutcomeUnknownException} only
+ * when the commit's answer never came or the cleanup after an acknowledged commit failed.
  *
  * <p>Thread-safe; one instance per barrier.
  */
@@ -120,7 +120,10 @@ final class TransactionRunner {
         private final PermitLease lease;
         private final @Nullable Deadline deadline;
         private final boolean timed;
-        /** Set by {@link #open()}, the first step, which throws rather than leave it unset: no later step runs without it. */
+        /**
+         * Set by {@link #open()}, the first step, which throws rather than leave it unset: no later step runs without
+         * it.
+         */
         @SuppressWarnings("NullAway.Init")
         private Connection raw;
 
@@ -347,8 +350,8 @@ final class TransactionRunner {
             }
             return new CommitOutcomeUnknownException(
                     "work failed after it called a procedure that committed inside "
-                            + "it (CALL ... COMMIT), or whether it did could not be read: what ran before that COMMIT took "
-                            + "effect, what ran after it was rolled back; read back what matters before retrying",
+                            + "it (CALL ... COMMIT), or whether it did could not be read: what ran before that COMMIT "
+                            + "took effect, what ran after it was rolled back; read back what matters before retrying",
                     failure,
                     false);
         }
@@ -370,15 +373,15 @@ final class TransactionRunner {
                 outcome = Outcome.OUTCOME_UNKNOWN;
                 return new CommitOutcomeUnknownException(
                         "a procedure that work called both committed and rolled "
-                                + "back inside it (CALL ... COMMIT, ROLLBACK): part of what work did may have taken effect; "
-                                + "the rest was rolled back. Read back what matters before retrying",
+                                + "back inside it (CALL ... COMMIT, ROLLBACK): part of what work did may have taken "
+                                + "effect; the rest was rolled back. Read back what matters before retrying",
                         (Throwable) null,
                         false);
             }
             return new SQLException(
                     "db-bulkhead: a procedure that work called rolled the transaction back inside it "
-                            + "(CALL ... ROLLBACK), and work went on; what ran after it was rolled back too, so nothing was "
-                            + "committed",
+                            + "(CALL ... ROLLBACK), and work went on; what ran after it was rolled back too, so "
+                            + "nothing was committed",
                     "40000");
         }
 
@@ -629,7 +632,7 @@ final class TransactionRunner {
     private static CommitOutcomeUnknownException acknowledgedButUncleaned(Throwable cleanup) {
         String state = cleanup instanceof SQLException e ? e.getSQLState() : null;
         var unknown = new CommitOutcomeUnknownException(
-                "the commit succeeded but the connection cleanup after it " + "failed ("
+                "the commit succeeded but the connection cleanup after it failed ("
                         + (state != null ? "SQLState " + state : cleanup.toString()) + "); the write took effect",
                 cleanup,
                 true);
@@ -652,8 +655,8 @@ final class TransactionRunner {
                 || value instanceof BaseStream<?, ?>) {
             throw new IllegalStateException(
                     "work returned a " + value.getClass().getName() + ", which would "
-                            + "escape the barrier: its connection goes back to the pool when work returns. Return a fully "
-                            + "materialised value (e.g. a List) instead; the transaction was rolled back.");
+                            + "escape the barrier: its connection goes back to the pool when work returns. Return a "
+                            + "fully materialised value (e.g. a List) instead; the transaction was rolled back.");
         }
     }
 

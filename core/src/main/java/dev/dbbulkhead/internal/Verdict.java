@@ -42,6 +42,9 @@ sealed interface Verdict {
     /** Refused: no permit free, and the caller's kind had {@code cap} operations inside already. */
     record Capped(int cap, long allowedNanos) implements Verdict {}
 
-    /** Refused: the workload is overloaded and sheds whoever is expected to wait more than the {@code allowedNanos} it may. */
+    /**
+     * Refused: the workload is overloaded and sheds whoever is expected to wait more than the {@code allowedNanos} it
+     * may.
+     */
     record Shed(long expectedNanos, long allowedNanos) implements Verdict {}
 }

@@ -5,10 +5,11 @@
  * <h2>Layout: who owns what</h2>
  * <ul>
  * <li>{@code Admission}, one per workload: its {@code Permits}, its {@code Controls} (chosen once: what it predicts,
- * learns and is allowed; {@code ConfiguredControls}: the {@code Door} and its {@code Drain}, the {@code AdaptiveLimit}, its share
- * under the {@code Arbiter}, its {@code Kinds} of operation), leak detection ({@code Leaks}) and the lifecycle of its leases: admit, hand out, release,
- * reclaim. Every rejection is made here, from a {@code Snapshot} of the workload, by the barrier's
- * {@code Rejections} (implemented in the API package, whose exceptions' constructors are not public).</li>
+ * learns and is allowed; {@code ConfiguredControls}: the {@code Door} and its {@code Drain}, the {@code AdaptiveLimit},
+ * its share under the {@code Arbiter}, its {@code Kinds} of operation), leak detection ({@code Leaks}) and the
+ * lifecycle of its leases: admit, hand out, release, reclaim. Every rejection is made here, from a {@code Snapshot} of
+ * the workload, by the barrier's {@code Rejections} (implemented in the API package, whose exceptions' constructors are
+ * not public).</li>
  * <li>{@code Permits}: the slots, the execution permits, the queue of waiters and the hand-shake of a grant, in one
  * state word; the limit L.</li>
  * <li>{@code PermitLease}: one operation's permits, its node in the queue, its deadline; nothing else.</li>
@@ -19,8 +20,8 @@
  * <li>{@code GuardedConnection} and the generated {@code Guarded*} statement, result set and metadata wrappers
  * ({@code GuardedJdbc}); {@code TransactionControl}; {@code ServerTimeouts} (the deadline on the server and on the
  * socket).</li>
- * <li>{@code BarrierClock}, one per barrier with a workload that adapts, shares or learns kinds: every workload's periodic work,
- * in one order, on the scheduler's thread.</li>
+ * <li>{@code BarrierClock}, one per barrier with a workload that adapts, shares or learns kinds: every workload's
+ * periodic work, in one order, on the scheduler's thread.</li>
  * <li>{@code Telemetry}: listeners ({@code SafeListener}), flight-recorder events ({@code JfrEvents}), the clock.</li>
  * </ul>
  *

@@ -431,7 +431,7 @@ public final class DbBulkheadMetrics implements BulkheadListener {
                 rejections.put(
                         r,
                         Counter.builder(REJECTIONS)
-                                .description("operations refused before taking a " + "connection")
+                                .description("operations refused before taking a connection")
                                 .tags(tags)
                                 .tag(REASON, r.name().toLowerCase(Locale.ROOT))
                                 .baseUnit("operations")
@@ -453,17 +453,17 @@ public final class DbBulkheadMetrics implements BulkheadListener {
             connectionUse = timer(registry, CONNECTION_USE, "connection held, acquisition to close", tags);
             work = timer(registry, WORK, "time inside the caller's work", tags);
             leaksSuspected = Counter.builder(LEAKS_SUSPECTED)
-                    .description("leases open for longer than the leak " + "detection threshold")
+                    .description("leases open for longer than the leak detection threshold")
                     .tags(tags)
                     .baseUnit("leases")
                     .register(registry);
             sessionsDiscarded = Counter.builder(SESSIONS_DISCARDED)
-                    .description("connections discarded because " + "work may have changed their session")
+                    .description("connections discarded because work may have changed their session")
                     .tags(tags)
                     .baseUnit("connections")
                     .register(registry);
             poolTimeouts = Counter.builder(POOL_TIMEOUTS)
-                    .description("admitted operations that could not get a " + "connection from the pool in time")
+                    .description("admitted operations that could not get a connection from the pool in time")
                     .tags(tags)
                     .baseUnit("operations")
                     .register(registry);

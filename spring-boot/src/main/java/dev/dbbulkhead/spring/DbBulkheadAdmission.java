@@ -180,7 +180,8 @@ public class DbBulkheadAdmission implements TransactionExecutionListener {
             LOG.warn(
                     "{} returned a {}, whose work goes on after its permit was released (and its transaction "
                             + "ended): whatever connection it uses is no longer bounded by db-bulkhead '{}'. Return a "
-                            + "materialised value (e.g. a List) or a CompletableFuture, or do the work inside the method.",
+                            + "materialised value (e.g. a List) or a CompletableFuture, or do the work inside the "
+                            + "method.",
                     caller,
                     result.getClass().getName(),
                     bulkhead.name());

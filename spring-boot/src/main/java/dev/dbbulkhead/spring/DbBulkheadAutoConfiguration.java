@@ -59,7 +59,8 @@ import org.springframework.web.servlet.DispatcherServlet;
         afterName = {
             "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
             "org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration",
-            "org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration"
+            "org.springframework.boot.micrometer.metrics.autoconfigure.export.simple."
+                    + "SimpleMetricsExportAutoConfiguration"
         })
 @ConditionalOnClass(DbBulkhead.class)
 @ConditionalOnSingleCandidate(DataSource.class)
@@ -168,9 +169,9 @@ public final class DbBulkheadAutoConfiguration {
                 if (!found.isEmpty()) {
                     throw new DbBulkheadConfigurationException(
                             "JPA's open-in-view is on (beans " + found + "): the "
-                                    + "EntityManager, and with it the database connection, stays open until the web request "
-                                    + "has been rendered, long after a @DbWorkload method returned and released its permit, "
-                                    + "so more connections are in use than db-bulkhead admits.",
+                                    + "EntityManager, and with it the database connection, stays open until the web "
+                                    + "request has been rendered, long after a @DbWorkload method returned and "
+                                    + "released its permit, so more connections are in use than db-bulkhead admits.",
                             "Set spring.jpa.open-in-view=false (and load what the view needs inside the admitted "
                                     + "method), or set db-bulkhead.allow-open-in-view=true to accept it.");
                 }

@@ -54,10 +54,11 @@ public class DbBulkheadProperties {
     /**
      * The workloads, by name: each with concurrent (B: how many may hold a connection at once; required),
      * extra-slots (Q: how many more may wait; default 0), queue (fifo, the default, or deadline: admission bounded by
-     * the callers' deadlines, with Q only a memory cap), priority (regular, the default, or elastic), queue-wait (default 100ms), deadline (none by default),
-     * predictive-rejection (default false), prediction-audit (none), adaptive-limit-min (none: a fixed limit),
-     * adaptive-latency-target (half of what deadlines allow) and allow-requires-new (default
-     * false). Without any, one workload named 'default' with concurrent and extra-slots both the pool's size.
+     * the callers' deadlines, with Q only a memory cap), priority (regular, the default, or elastic), queue-wait
+     * (default 100ms), deadline (none by default), predictive-rejection (default false), prediction-audit (none),
+     * adaptive-limit-min (none: a fixed limit), adaptive-latency-target (half of what deadlines allow) and
+     * allow-requires-new (default false). Without any, one workload named 'default' with concurrent and extra-slots
+     * both the pool's size.
      */
     private Map<String, Workload> workloads = new LinkedHashMap<>();
 

@@ -186,8 +186,8 @@ public final class DbBulkheadSettings {
         if (e.setting() == Setting.POOL_SIZE) {
             return new DbBulkheadConfigurationException(
                     property + " " + rule + ", was " + e.value() + ": the barrier "
-                            + "would admit more operations than the pool has connections, and they would queue inside the pool "
-                            + "instead, where nothing bounds or rejects them.",
+                            + "would admit more operations than the pool has connections, and they would queue inside "
+                            + "the pool instead, where nothing bounds or rejects them.",
                     "Lower the workloads' concurrent ("
                             + String.join(
                                     ", ",

@@ -42,8 +42,9 @@ public @interface DbWorkload {
     String queueWait() default "";
 
     /**
-     * The kind of operation this method is, for a workload that learns kinds ({@code db-bulkhead.workloads.<name>.kinds});
-     * empty: the method itself ({@code OrderService.place}). Methods that should share a budget share a kind.
+     * The kind of operation this method is, for a workload that learns kinds ({@code
+     * db-bulkhead.workloads.<name>.kinds}); empty: the method itself ({@code OrderService.place}). Methods that should
+     * share a budget share a kind.
      */
     String kind() default "";
 }

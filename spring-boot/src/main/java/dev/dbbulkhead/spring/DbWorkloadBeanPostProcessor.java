@@ -143,7 +143,7 @@ public class DbWorkloadBeanPostProcessor extends AbstractBeanFactoryAwareAdvisin
         if (started && !found.isEmpty()) {
             throw new DbBulkheadConfigurationException(
                     "Created after start-up: " + String.join("\n", found),
-                    "Fix the annotation as said; a method that cannot be admitted must " + "not carry @DbWorkload.");
+                    "Fix the annotation as said; a method that cannot be admitted must not carry @DbWorkload.");
         }
     }
 

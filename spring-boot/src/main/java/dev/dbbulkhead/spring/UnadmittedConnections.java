@@ -45,9 +45,10 @@ import org.springframework.util.ClassUtils;
  * it keeps its type ({@code HikariDataSource} stays injectable as such); where its class cannot be subclassed (a
  * final class, as c3p0's and Agroal's are, or a final {@code getConnection}), in an interface proxy, said once at
  * INFO; should neither work, it is left unwrapped with one WARN: watching is optional, start-up never fails for it.
- * The barrier itself is built over the bean's target, so that its own transactions are not counted. Connections taken under a lease from {@code DbBulkhead.acquire} or inside
- * {@code DbBulkhead.transaction} on the target are not seen here; inside an admission of {@link DbWorkload} or
- * {@link AdmittedTransactionTemplate} they are admitted. Thread-safe.
+ * The barrier itself is built over the bean's target, so that its own transactions are not counted. Connections taken
+ * under a lease from {@code DbBulkhead.acquire} or inside {@code DbBulkhead.transaction} on the target are not seen
+ * here; inside an admission of {@link DbWorkload} or {@link AdmittedTransactionTemplate} they are admitted.
+ * Thread-safe.
  */
 public class UnadmittedConnections
         implements BeanPostProcessor, BeanFactoryAware, ApplicationListener<ContextRefreshedEvent> {
@@ -131,8 +132,8 @@ public class UnadmittedConnections
         } catch (RuntimeException | LinkageError e) {
             LOG.warn(
                     "db-bulkhead cannot watch the DataSource bean '{}' ({}) for connections taken outside an "
-                            + "admission, and leaves it as it is: {}. Set db-bulkhead.unadmitted-connections=off to say "
-                            + "so.",
+                            + "admission, and leaves it as it is: {}. Set db-bulkhead.unadmitted-connections=off to "
+                            + "say so.",
                     beanName,
                     bean.getClass().getName(),
                     e.toString());
@@ -228,8 +229,8 @@ public class UnadmittedConnections
         if (mode == Mode.REFUSE && health == null) {
             throw new SQLException(
                     "a connection was asked for outside any db-bulkhead admission by " + caller
-                            + ", and db-bulkhead.unadmitted-connections=refuse: put @DbWorkload on the method that starts "
-                            + "the work (or on the repository), or run it in AdmittedTransactionTemplate",
+                            + ", and db-bulkhead.unadmitted-connections=refuse: put @DbWorkload on the method that "
+                            + "starts the work (or on the repository), or run it in AdmittedTransactionTemplate",
                     "08004");
         }
         count.increment();
@@ -237,7 +238,8 @@ public class UnadmittedConnections
             LOG.warn(
                     "{} took a connection outside any db-bulkhead admission: this load is not bounded by the "
                             + "barrier (counted in db.bulkhead.connections.unadmitted; logged once per call site). Put "
-                            + "@DbWorkload on the method that starts the work, or run it in AdmittedTransactionTemplate.",
+                            + "@DbWorkload on the method that starts the work, or run it in "
+                            + "AdmittedTransactionTemplate.",
                     caller);
         }
         return invocation.proceed();

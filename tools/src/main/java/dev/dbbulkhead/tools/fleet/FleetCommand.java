@@ -78,8 +78,8 @@ public final class FleetCommand implements Callable<Integer> {
             names = "--limit",
             defaultValue = "30",
             paramLabel = "N",
-            description =
-                    "The fleet's connection budget on the server: the role's CONNECTION LIMIT (default: ${DEFAULT-VALUE}).")
+            description = "The fleet's connection budget on the server: the role's CONNECTION LIMIT (default: "
+                    + "${DEFAULT-VALUE}).")
     int limit;
 
     @Option(
@@ -158,8 +158,8 @@ public final class FleetCommand implements Callable<Integer> {
             paramLabel = "NAME",
             description = {
                 "Instead of the topologies: faults "
-                        + "of PgBouncer under load through --pgbouncer-url, each reconciled against a ledger table: kill, "
-                        + "pause, reconnect, max-client-conn, query-wait-timeout, or all.",
+                        + "of PgBouncer under load through --pgbouncer-url, each reconciled against a ledger table: "
+                        + "kill, pause, reconnect, max-client-conn, query-wait-timeout, or all.",
                 "kill sends SIGKILL to the pid in --pgbouncer-pidfile and restarts it with --pgbouncer-restart."
             })
     List<String> faults;
@@ -416,7 +416,7 @@ public final class FleetCommand implements Callable<Integer> {
             Files.writeString(report.resolve("fleet-adaptive.svg"), adaptiveChart, StandardCharsets.UTF_8);
             Files.writeString(
                     report.resolve("fleet.md"),
-                    "\n![Σ L, clients waiting, server connections]" + "(fleet-adaptive.svg)\n",
+                    "\n![Σ L, clients waiting, server connections](fleet-adaptive.svg)\n",
                     StandardCharsets.UTF_8,
                     StandardOpenOption.APPEND);
         }
@@ -467,8 +467,8 @@ public final class FleetCommand implements Callable<Integer> {
         String settingsLine = String.format(
                 Locale.ROOT,
                 "faults through %s: pool %d, B = %d adaptive "
-                        + "(min 1), Q = %d, %.0f ops/s (an INSERT into the ledger and 5 ms), %.1f s before each fault and "
-                        + "%.1f s after",
+                        + "(min 1), Q = %d, %.0f ops/s (an INSERT into the ledger and 5 ms), %.1f s before each fault "
+                        + "and %.1f s after",
                 Secrets.redact(pgbouncerUrl),
                 pool,
                 pool,

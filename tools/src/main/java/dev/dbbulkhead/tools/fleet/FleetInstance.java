@@ -25,8 +25,8 @@ import org.HdrHistogram.ConcurrentHistogram;
  * One instance of the fleet run, in its own JVM: a HikariCP pool and a db-bulkhead barrier, driven by open-loop
  * arrivals until its standard input closes (the coordinator's "stop"), then one {@code result} line on standard
  * output (and, for an adaptive one, a {@code limit <epoch ms> <L>} line every 200 ms before it). Arguments: name,
- * user, pool size, B, Q, queue wait ms, arrivals per second, SQL, and optionally {@code adaptive}; the JDBC URL comes from
- * {@value #URL_VARIABLE} and the password from {@code DB_PASSWORD}: nothing secret on the command line.
+ * user, pool size, B, Q, queue wait ms, arrivals per second, SQL, and optionally {@code adaptive}; the JDBC URL comes
+ * from {@value #URL_VARIABLE} and the password from {@code DB_PASSWORD}: nothing secret on the command line.
  */
 public final class FleetInstance {
     /** The environment variable that carries the instance's JDBC URL. */

@@ -449,10 +449,10 @@ final class PgBouncerFaults {
     /** The fault table, Markdown. */
     static List<String> table(List<Result> results, Duration deadline) {
         var lines = new ArrayList<String>();
-        lines.add(
-                "| fault | operations | committed | what the other callers were told | outcome unknown: in ledger / "
-                        + "not | ledger: lost / doubled / reported failed but committed | longest wait ms (over deadline + "
-                        + "50 ms) | recovery ms | overload signals | adaptive L: before / lowest / end | permits and connections |");
+        lines.add("| fault | operations | committed | what the other callers were told | outcome unknown: in ledger / "
+                + "not | ledger: lost / doubled / reported failed but committed | longest wait ms (over "
+                + "deadline + 50 ms) | recovery ms | overload signals | adaptive L: before / lowest / end | "
+                + "permits and connections |");
         lines.add("|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---|");
         for (Result r : results) {
             var told = new ArrayList<String>();

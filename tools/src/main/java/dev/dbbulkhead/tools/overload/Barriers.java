@@ -236,8 +236,8 @@ enum Barriers {
     }
 
     /**
-     * Operations per second that {@code callers} in a closed loop get for {@code seconds}, straight on the pool. A failed
-     * operation is not counted and its caller goes on; if none succeeded, the first failure is thrown.
+     * Operations per second that {@code callers} in a closed loop get for {@code seconds}, straight on the pool. A
+     * failed operation is not counted and its caller goes on; if none succeeded, the first failure is thrown.
      */
     static double closedLoopRate(DataSource ds, CapacityScenario.Work work, int callers, double seconds)
             throws Exception {

@@ -45,11 +45,11 @@ final class CapacityReport {
 
     List<String> table() {
         var lines = new ArrayList<String>();
-        lines.add(
-                "| scenario | load | configuration | goodput within SLO /s (min–max) | committed late | refused at once "
-                        + "| admitted, then timed out | failed otherwise | false refusals (audited) | succeeded p50 / p99 ms (p99 min–max) "
-                        + "| failures p99 ms | told past its wait p99 ms | mean limit | step: settled down / up s "
-                        + "| per kind, fastest first, within SLO /s (the slowest: share of goodput / of arrivals) |");
+        lines.add("| scenario | load | configuration | goodput within SLO /s (min–max) | committed late | refused at "
+                + "once | admitted, then timed out | failed otherwise | false refusals (audited) | succeeded "
+                + "p50 / p99 ms (p99 min–max) | failures p99 ms | told past its wait p99 ms | mean limit | "
+                + "step: settled down / up s | per kind, fastest first, within SLO /s (the slowest: share of "
+                + "goodput / of arrivals) |");
         lines.add("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
         runs.forEach((cell, list) -> lines.add(row(cell, list)));
         return lines;

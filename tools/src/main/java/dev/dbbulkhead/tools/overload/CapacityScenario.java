@@ -12,7 +12,8 @@ import javax.sql.DataSource;
  * <ul>
  * <li>{@code s1-cpu}: each operation burns CPU in PostgreSQL (md5 over a calibrated {@code generate_series}, about
  * {@code cpuMillis} alone), so throughput peaks near the number of cores and latency grows past it;</li>
- * <li>{@code s2-locks}: each operation holds one of K advisory locks for {@code holdMillis}: capacity is exactly K;</li>
+ * <li>{@code s2-locks}: each operation holds one of K advisory locks for {@code holdMillis}: capacity is exactly
+ * K;</li>
  * <li>{@code s3-step}: the same with K = 8 for the first third of the run, 2 for the second, 8 again for the last;</li>
  * <li>{@code s4-mixed}: the K locks, 90 % of the operations holding one for 2 ms and 10 % for 100 ms;</li>
  * <li>{@code s5-two-workloads}: the K locks shared by an interactive workload (5 ms, 100 ms deadline) and a batch

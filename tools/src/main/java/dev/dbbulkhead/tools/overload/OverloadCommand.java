@@ -34,8 +34,8 @@ import picocli.CommandLine.Spec;
         sortOptions = false,
         description = {
             "Compare pool-only, the article's barrier, db-bulkhead (as built by default, and with "
-                    + "rejection stack traces) and Resilience4j under the same overload on PostgreSQL (DB_URL/DB_USER/DB_PASSWORD, "
-                    + "else embedded).",
+                    + "rejection stack traces) and Resilience4j under the same overload on PostgreSQL "
+                    + "(DB_URL/DB_USER/DB_PASSWORD, else embedded).",
             "Latency counts from each operation's intended start; medians over the repetitions, which run "
                     + "round-robin after an unmeasured warm-up burst per configuration."
         })
@@ -136,11 +136,12 @@ public final class OverloadCommand implements Callable<Integer> {
             paramLabel = "NAME",
             defaultValue = "burst,open-loop",
             description = "Scenarios: burst, open-loop; and the capacity ones, for adaptive limits: s1-cpu (CPU-bound "
-                    + "work), s2-locks (K advisory locks), s3-step (K = 8, then 2, then 8), s4-mixed (90 %% 2 ms, 10 %% "
-                    + "100 ms on the K locks), s5-two-workloads (interactive 5 ms / 100 ms deadline beside batch 50 ms "
-                    + "/ 5 s), s6-burst (--burst-size callers at once, every two deadlines), s7-shifting (2 / 20 / 200 ms "
-                    + "on the K locks, the slowest kind 2 %%, then 20 %%, then 2 %% of arrivals), s8-median-shift (the same kinds, "
-                    + "the 20 ms one 20 %%, then 60 %%, then 20 %%) (default: ${DEFAULT-VALUE}).")
+                    + "work), s2-locks (K advisory locks), s3-step (K = 8, then 2, then 8), s4-mixed (90 %% 2 ms, 10 "
+                    + "%% 100 ms on the K locks), s5-two-workloads (interactive 5 ms / 100 ms deadline beside batch 50 "
+                    + "ms / 5 s), s6-burst (--burst-size callers at once, every two deadlines), s7-shifting (2 / 20 / "
+                    + "200 ms on the K locks, the slowest kind 2 %%, then 20 %%, then 2 %% of arrivals), "
+                    + "s8-median-shift (the same kinds, the 20 ms one 20 %%, then 60 %%, then 20 %%) (default: "
+                    + "${DEFAULT-VALUE}).")
     List<String> scenarios;
 
     @Option(
@@ -221,9 +222,9 @@ public final class OverloadCommand implements Callable<Integer> {
 
     @Option(
             names = "--pin",
-            description =
-                    "Capacity scenarios: PostgreSQL on CPU 0, this tool on the others "
-                            + "(taskset; the server must be local and readable by this user), so that they stop sharing a core.")
+            description = "Capacity scenarios: PostgreSQL on CPU 0, this tool on the others "
+                    + "(taskset; the server must be local and readable by this user), so that they stop "
+                    + "sharing a core.")
     boolean pin;
 
     @Override

@@ -63,8 +63,8 @@ final class OverloadReport {
         md.append("# Overload comparison\n\n").append(settings).append("\n\n");
         md.append("Medians over the repetitions. Latency counts from each operation's intended start (the burst's ")
                 .append("release, or its slot in the open loop). \"Failures\" are rejections and pool timeouts ")
-                .append(
-                        "together; \"predicted\" are predictive rejections (the expected wait exceeded the queue wait); ")
+                .append("together; \"predicted\" are predictive rejections (the expected wait exceeded the queue "
+                        + "wait); ")
                 .append("\"in call\" is the time a caller refused at once (admission full or predicted) spent inside ")
                 .append("the barrier (queue timeouts wait by design and are left out).\n\n");
         table.forEach(line -> md.append(line).append('\n'));

@@ -47,8 +47,8 @@ final class TwoWorkloads {
     record Config(String label, int interactive, int batch, Sharing sharing) {}
 
     /**
-     * What the interactive workload needs, by Little's law: its arrivals over one hold, half again for bursts. A larger B
-     * only lets its operations queue inside the database, where they wait behind batch operations.
+     * What the interactive workload needs, by Little's law: its arrivals over one hold, half again for bursts. A larger
+     * B only lets its operations queue inside the database, where they wait behind batch operations.
      */
     static int interactiveNeed(double rate) {
         return Math.max(1, (int) Math.ceil(1.5 * rate * INTERACTIVE_MS / 1000.0));
@@ -121,7 +121,9 @@ final class TwoWorkloads {
     /** What {@code interactive} returned, run on this thread, and the batch run beside it. */
     private record Beside<T>(T interactive, CapacityRun batch) {}
 
-    /** {@code interactive} on this thread while batch runs through {@code gate} at {@code rate} on a thread of its own. */
+    /**
+     * {@code interactive} on this thread while batch runs through {@code gate} at {@code rate} on a thread of its own.
+     */
     private <T> Beside<T> besideBatch(
             CapacityGates.Gate gate, double rate, double batchSeconds, long seed, Callable<T> interactive)
             throws Exception {
@@ -224,9 +226,9 @@ final class TwoWorkloads {
         var lines = new ArrayList<String>();
         if (header) {
             lines.add("| s5-two-workloads: configuration (B interactive / batch) | batch load | interactive goodput "
-                    + "within SLO /s: alone, with batch (min–max) | with batch / alone | interactive p99 ms: alone, with "
-                    + "batch (min–max) | batch goodput /s within the run (min–max) | batch / best qualifying fixed cap | mean limit "
-                    + "interactive / batch |");
+                    + "within SLO /s: alone, with batch (min–max) | with batch / alone | interactive p99 ms: alone, "
+                    + "with batch (min–max) | batch goodput /s within the run (min–max) | batch / best qualifying "
+                    + "fixed cap | mean limit interactive / batch |");
             lines.add("|---|---:|---:|---:|---:|---:|---:|---:|");
         }
         var entries = List.copyOf(runs.entrySet());
@@ -326,8 +328,8 @@ final class TwoWorkloads {
                     y + 12,
                     String.format(
                             Locale.ROOT,
-                            "s5 at %.0f×: batch goodput /s against interactive p99 ms with batch (dashed: %.1f × the best "
-                                    + "alone p99)",
+                            "s5 at %.0f×: batch goodput /s against interactive p99 ms with batch (dashed: %.1f × the "
+                                    + "best alone p99)",
                             load.getKey(),
                             P99_TARGET));
             var panel = svg.lines(60, y + 24, 620, 270, xMax, yMax, "ms");

@@ -40,7 +40,9 @@ public final class Svg {
         return this;
     }
 
-    /** A panel of lines at ({@code x}, {@code y}), {@code w} × {@code h}, from (0, 0) to ({@code xMax}, {@code yMax}). */
+    /**
+     * A panel of lines at ({@code x}, {@code y}), {@code w} × {@code h}, from (0, 0) to ({@code xMax}, {@code yMax}).
+     */
     public Lines lines(int x, int y, int w, int h, double xMax, double yMax, String xUnit) {
         return new Lines(x, y, w, h, xMax, yMax, xUnit);
     }
@@ -69,7 +71,7 @@ public final class Svg {
             this.yMax = Math.max(yMax, 1e-9);
             s.append(String.format(
                     Locale.ROOT,
-                    "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" " + "stroke=\"#cccccc\"/>%n",
+                    "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#cccccc\"/>%n",
                     x,
                     y,
                     w,
@@ -95,7 +97,7 @@ public final class Svg {
             }
             s.append(String.format(
                     Locale.ROOT,
-                    "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"%.1f\" " + "points=\"%s\"/>%n",
+                    "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"%.1f\" points=\"%s\"/>%n",
                     colour,
                     width,
                     p.toString().trim()));
@@ -132,11 +134,15 @@ public final class Svg {
             return dashed(x, ly, x + w, ly, label, x + w + 4, ly + 4);
         }
 
-        /** A dashed grey line from ({@code x1}, {@code y1}) to ({@code x2}, {@code y2}), its label at ({@code lx}, {@code ly}). */
+        /**
+         * A dashed grey line from ({@code x1}, {@code y1}) to ({@code x2}, {@code y2}), its label at ({@code lx},
+         * {@code ly}).
+         */
         private Lines dashed(double x1, double y1, double x2, double y2, String label, double lx, double ly) {
             s.append(String.format(
                     Locale.ROOT,
-                    "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"gray\" stroke-dasharray=\"4 3\"/>%n",
+                    "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"gray\" stroke-dasharray=\"4 "
+                            + "3\"/>%n",
                     x1,
                     y1,
                     x2,
@@ -171,7 +177,7 @@ public final class Svg {
         double top = log ? Math.pow(10, Math.ceil(Math.log10(max))) : max * 1.15;
         s.append(String.format(
                 Locale.ROOT,
-                "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" " + "stroke=\"#cccccc\"/>%n",
+                "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#cccccc\"/>%n",
                 x,
                 y,
                 w,
@@ -203,7 +209,7 @@ public final class Svg {
                         Stats.f(v)));
                 s.append(String.format(
                         Locale.ROOT,
-                        "<text x=\"%d\" y=\"%d\" font-size=\"10\" " + "text-anchor=\"middle\">%s</text>%n",
+                        "<text x=\"%d\" y=\"%d\" font-size=\"10\" text-anchor=\"middle\">%s</text>%n",
                         bx + (barW - 2) / 2,
                         y + plotH - bh - 3,
                         Stats.f(v)));
@@ -211,7 +217,7 @@ public final class Svg {
             // Staggered, so that long neighbouring names do not run into each other.
             s.append(String.format(
                     Locale.ROOT,
-                    "<text x=\"%d\" y=\"%d\" font-size=\"10\" " + "text-anchor=\"middle\">%s</text>%n",
+                    "<text x=\"%d\" y=\"%d\" font-size=\"10\" text-anchor=\"middle\">%s</text>%n",
                     x + g * groupW + groupW / 2,
                     y + plotH + (g % 2 == 0 ? 14 : 26),
                     escape(labels.get(g))));
