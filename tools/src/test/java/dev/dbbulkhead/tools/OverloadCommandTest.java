@@ -187,11 +187,13 @@ class OverloadCommandTest {
         assertThat(rows).hasSize(5 + 5 + 4 + 5 + 5);
         for (String row : rows) {
             String[] cells = row.split("\\|");
-            // goodput "median (min–max)"; mean limit in the 12th column
+            // goodput "median (min–max)"; failed otherwise in the 8th column (none on a healthy server), mean limit
+            // in the 13th
             assertThat(Double.parseDouble(cells[4].trim().split(" ")[0]))
                     .as("goodput within SLO: %s", row)
                     .isPositive();
-            assertThat(Double.parseDouble(cells[12].trim()))
+            assertThat(cells[8].trim()).as("failed otherwise: %s", row).isEqualTo("0");
+            assertThat(Double.parseDouble(cells[13].trim()))
                     .as("mean limit: %s", row)
                     .isBetween(1.0, 4.0);
         }
