@@ -104,11 +104,11 @@ public interface BulkheadListener {
     default void onOverloadSignal(Workload workload, Throwable signal) {}
 
     /**
-     * A caller that predictive rejection would have refused was admitted anyway, as one of the random sample
-     * {@code DbBulkhead.Builder.predictionAudit} asks for, and its wait ended: {@code servedInTime} when it got its
-     * execution permit within what it allowed (the refusal would have been false), after {@code waitedNanos}. A
-     * permit granted while it was late to wake, after what it allowed, does not count as in time: the caller still
-     * runs its work, but the prediction was right. Called on the caller's thread.
+     * A caller that predictive rejection would have refused was admitted anyway, as one of the random sample that the
+     * capacity tool's audit asks for (a measurement, never on in a service), and its wait ended: {@code servedInTime}
+     * when it got its execution permit within what it allowed (the refusal would have been false), after
+     * {@code waitedNanos}. A permit granted while it was late to wake, after what it allowed, does not count as in
+     * time: the caller still runs its work, but the prediction was right. Called on the caller's thread.
      */
     default void onPredictionAudited(Workload workload, boolean servedInTime, long waitedNanos) {}
 }

@@ -32,8 +32,6 @@ public enum Setting {
     PRIORITY("priority", true),
     /** Predictive rejection. */
     PREDICTIVE_REJECTION("predictiveRejection", true),
-    /** The share of predicted refusals admitted anyway, to audit them. */
-    PREDICTION_AUDIT("predictionAudit", true),
     /** The adaptive limit's minimum (0: a fixed limit). */
     ADAPTIVE_LIMIT_MIN("adaptiveLimitMin", true),
     /** The adaptive limit's latency target. */

@@ -25,7 +25,6 @@ public record WorkloadConfig(
         QueuePolicy queue,
         Priority priority,
         boolean predictiveRejection,
-        double predictionAudit,
         int adaptiveLimitMin,
         Optional<Duration> adaptiveLatencyTarget,
         boolean kinds,
@@ -42,8 +41,6 @@ public record WorkloadConfig(
      * @param priority how the workload shares the database with the barrier's others ({@link Builder#priority})
      * @param predictiveRejection whether a caller that almost surely cannot start within what it may wait is refused
      *     at once ({@link Builder#predictiveRejection}); always true for a {@code DEADLINE} queue
-     * @param predictionAudit the share of predicted refusals admitted anyway, to audit them ({@link
-     *     Builder#predictionAudit}); 0: none
      * @param adaptiveLimitMin the adaptive limit's minimum ({@link Builder#adaptiveLimitMin}); 0 for a fixed limit B
      * @param adaptiveLatencyTarget the adaptive limit's latency target ({@link Builder#adaptiveLatencyTarget}); empty:
      *     half of what the callers' deadlines allow
@@ -71,16 +68,6 @@ public record WorkloadConfig(
         check.that(queue != null, Setting.QUEUE, queue, "must not be null");
         check.that(priority != null, Setting.PRIORITY, priority, "must not be null");
         predictiveRejection |= queue != QueuePolicy.FIFO;
-        check.that(
-                predictionAudit >= 0 && predictionAudit <= 1,
-                Setting.PREDICTION_AUDIT,
-                predictionAudit,
-                "must be between 0 and 1");
-        check.that(
-                predictionAudit == 0 || predictiveRejection,
-                Setting.PREDICTION_AUDIT,
-                predictionAudit,
-                "needs predictiveRejection (or a DEADLINE queue) on the workload");
         check.that(
                 adaptiveLimitMin >= 0, Setting.ADAPTIVE_LIMIT_MIN, adaptiveLimitMin, "must be >= 0 (0: a fixed limit)");
         check.that(
@@ -153,7 +140,6 @@ public record WorkloadConfig(
         b.queue = queue;
         b.priority = priority;
         b.predictiveRejection = predictiveRejection;
-        b.predictionAudit = predictionAudit;
         b.adaptiveLimitMin = adaptiveLimitMin;
         b.adaptiveLatencyTarget = adaptiveLatencyTarget.orElse(null);
         b.kinds = kinds;
@@ -195,7 +181,6 @@ public record WorkloadConfig(
         private QueuePolicy queue = QueuePolicy.FIFO;
         private Priority priority = Priority.REGULAR;
         private boolean predictiveRejection;
-        private double predictionAudit;
         private int adaptiveLimitMin;
         private @Nullable Duration adaptiveLatencyTarget;
         private boolean kinds;
@@ -244,16 +229,6 @@ public record WorkloadConfig(
          */
         public Builder predictiveRejection(boolean enabled) {
             this.predictiveRejection = enabled;
-            return this;
-        }
-
-        /**
-         * Audits predictive rejection: a random {@code fraction} (0 to 1; e.g. 0.02) of the callers it would refuse
-         * are admitted anyway, and whether each got its permit within what it allowed is reported
-         * ({@link BulkheadListener#onPredictionAudited}). Needs {@link #predictiveRejection}. Default 0: none.
-         */
-        public Builder predictionAudit(double fraction) {
-            this.predictionAudit = fraction;
             return this;
         }
 
@@ -332,7 +307,6 @@ public record WorkloadConfig(
                     queue,
                     priority,
                     predictiveRejection,
-                    predictionAudit,
                     adaptiveLimitMin,
                     Optional.ofNullable(adaptiveLatencyTarget),
                     kinds,

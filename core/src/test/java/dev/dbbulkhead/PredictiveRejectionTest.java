@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import dev.dbbulkhead.internal.PredictionAudit;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -148,21 +149,23 @@ class PredictiveRejectionTest {
     private List<Boolean> audited(Duration late) throws Exception {
         var offset = new AtomicLong();
         var audits = new CopyOnWriteArrayList<Boolean>();
-        Workload w = POOL.track(DbBulkhead.builder(POOL.get())
-                        .nanoClock(() -> System.nanoTime() + offset.get())
-                        .workload(WorkloadConfig.builder("w")
-                                .concurrent(1)
-                                .extraSlots(10)
-                                .predictiveRejection(true)
-                                .predictionAudit(1.0)
-                                .build())
-                        .listener(new BulkheadListener() {
-                            @Override
-                            public void onPredictionAudited(Workload workload, boolean servedInTime, long waitedNanos) {
-                                audits.add(servedInTime);
-                            }
-                        })
-                        .build())
+        Workload w = POOL.track(PredictionAudit.auditing(
+                        1.0,
+                        () -> DbBulkhead.builder(POOL.get())
+                                .nanoClock(() -> System.nanoTime() + offset.get())
+                                .workload(WorkloadConfig.builder("w")
+                                        .concurrent(1)
+                                        .extraSlots(10)
+                                        .predictiveRejection(true)
+                                        .build())
+                                .listener(new BulkheadListener() {
+                                    @Override
+                                    public void onPredictionAudited(
+                                            Workload workload, boolean servedInTime, long waitedNanos) {
+                                        audits.add(servedInTime);
+                                    }
+                                })
+                                .build()))
                 .workload("w");
         for (int i = 0; i < 3; i++) { // holds of 1,000 s on the workload's clock
             w.transaction(Duration.ofSeconds(5), c -> offset.addAndGet(TimeUnit.SECONDS.toNanos(1_000)));
@@ -228,16 +231,13 @@ class PredictiveRejectionTest {
     }
 
     @Test
-    void theArticlesBarrierDoesNotPredictAndAnAuditNeedsAPrediction() {
+    void theArticlesBarrierDoesNotPredictAndTheAuditIsAShare() {
         assertThat(new DbBulkhead(POOL.get(), 1, 0).defaultWorkload().predictive())
                 .isFalse();
-        assertThatThrownBy(() -> WorkloadConfig.builder("a")
-                        .concurrent(1)
-                        .predictionAudit(0.1)
-                        .build())
-                .isInstanceOf(InvalidSettingException.class)
-                .hasMessage(
-                        "workload 'a': predictionAudit needs predictiveRejection (or a DEADLINE queue) on the workload, "
-                                + "was 0.1");
+        assertThatThrownBy(() -> PredictionAudit.auditing(1.5, () -> "never built"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("prediction audit share must be between 0 and 1, was 1.5");
+        assertThatThrownBy(() -> PredictionAudit.auditing(Double.NaN, () -> "never built"))
+                .hasMessage("prediction audit share must be between 0 and 1, was NaN");
     }
 }

@@ -46,7 +46,7 @@ final class ConfiguredControls implements Controls {
             Workload workload, WorkloadConfig config, Permits permits, Telemetry telemetry, boolean arbitrated) {
         this.workload = workload;
         this.permits = permits;
-        this.audit = config.predictionAudit();
+        this.audit = config.predictiveRejection() ? PredictionAudit.share() : 0; // a measuring hook, see there
         this.kinds = config.kinds() ? new Kinds(permits, telemetry.now()) : null;
         this.member = arbitrated
                 ? new Arbiter.Member(

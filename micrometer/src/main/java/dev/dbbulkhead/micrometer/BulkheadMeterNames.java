@@ -98,11 +98,6 @@ public final class BulkheadMeterNames {
      * an answer, pool timeout, 53300, PgBouncer's refusals), the signals an adaptive limit counts.
      */
     public static final String OVERLOAD_SIGNALS = "db.bulkhead.overload.signals";
-    /**
-     * Counter, tag {@code served} (true/false): callers predictive rejection would have refused, admitted anyway by
-     * its audit ({@code predictionAudit}); {@code served=true} ones got their permit in time (a false refusal).
-     */
-    public static final String PREDICTION_AUDITS = "db.bulkhead.prediction.audits";
     /** Counter: leases reported by leak detection (open for longer than the barrier's leak detection threshold). */
     public static final String LEAKS_SUSPECTED = "db.bulkhead.leases.leak_suspected";
 

@@ -29,7 +29,6 @@ import static dev.dbbulkhead.micrometer.BulkheadMeterNames.PERMITS_MAX;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.PERMIT_HOLD;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.PERMIT_WAIT;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.POOL_TIMEOUTS;
-import static dev.dbbulkhead.micrometer.BulkheadMeterNames.PREDICTION_AUDITS;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.PRIORITY;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.REASON;
 import static dev.dbbulkhead.micrometer.BulkheadMeterNames.RECLAIMED;
@@ -237,11 +236,6 @@ public final class DbBulkheadMetrics implements BulkheadListener {
     }
 
     @Override
-    public void onPredictionAudited(Workload workload, boolean servedInTime, long waitedNanos) {
-        (servedInTime ? meters(workload).auditsServed : meters(workload).auditsRefusedRightly).increment();
-    }
-
-    @Override
     public void onLeakSuspected(Workload workload, long heldNanos) {
         meters(workload).leaksSuspected.increment();
     }
@@ -415,8 +409,6 @@ public final class DbBulkheadMetrics implements BulkheadListener {
         final Counter sessionsDiscarded;
         final Counter poolTimeouts;
         final Counter overloadSignals;
-        final Counter auditsServed;
-        final Counter auditsRefusedRightly;
 
         Counter rejection(RejectionReason reason) {
             return Objects.requireNonNull(rejections.get(reason), "a counter for every reason");
@@ -471,18 +463,6 @@ public final class DbBulkheadMetrics implements BulkheadListener {
                     .description("admitted operations that failed with "
                             + "a sign of saturation (what an adaptive limit counts)")
                     .tags(tags)
-                    .baseUnit("operations")
-                    .register(registry);
-            auditsServed = audits(registry, tags, true);
-            auditsRefusedRightly = audits(registry, tags, false);
-        }
-
-        private static Counter audits(MeterRegistry registry, Tags tags, boolean served) {
-            return Counter.builder(PREDICTION_AUDITS)
-                    .description("callers predictive rejection would have refused, "
-                            + "admitted by its audit; served=true: in time, a false refusal")
-                    .tags(tags)
-                    .tag("served", Boolean.toString(served))
                     .baseUnit("operations")
                     .register(registry);
         }

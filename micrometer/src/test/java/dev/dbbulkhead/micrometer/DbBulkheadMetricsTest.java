@@ -395,40 +395,6 @@ class DbBulkheadMetricsTest {
     }
 
     @Test
-    void auditedPredictionsAreCountedByWhetherTheCallerWasServedInTime() throws Exception {
-        var gate = metrics.bind(DbBulkhead.builder(pool)
-                .name("orders-db")
-                .listener(metrics)
-                .workload(WorkloadConfig.builder("interactive")
-                        .concurrent(1)
-                        .extraSlots(4)
-                        .predictiveRejection(true)
-                        .predictionAudit(1.0)
-                        .build())
-                .build());
-        gate.transaction(Duration.ofSeconds(1), c -> {
-            try (var s = c.createStatement()) {
-                s.execute("SELECT pg_sleep(0.2)");
-            }
-            return null;
-        });
-        try (var lease = gate.acquire(Duration.ZERO)) {
-            // Behind a 200 ms hold, a 1 ms queue wait has a chance of about 0.5 % to start: predicted to fail; the
-            // audit (all of them) admits it anyway.
-            try (var other = Executors.newVirtualThreadPerTaskExecutor()) {
-                Future<Integer> audited = other.submit(() -> gate.transaction(Duration.ofMillis(1), c -> 1));
-                assertThatThrownBy(audited::get)
-                        .isInstanceOf(ExecutionException.class)
-                        .hasCauseInstanceOf(QueueTimeoutException.class);
-            }
-        }
-        assertThat(counter(BulkheadMeterNames.PREDICTION_AUDITS, "served", "false"))
-                .isEqualTo(1);
-        assertThat(counter(BulkheadMeterNames.PREDICTION_AUDITS, "served", "true"))
-                .isZero();
-    }
-
-    @Test
     void leasesLeftOpenAreCountedAsSuspectedLeaksAndOnceTheirThreadEndedAsReclaimed() throws Exception {
         var gate = metrics.bind(DbBulkhead.builder(pool)
                 .name("orders-db")

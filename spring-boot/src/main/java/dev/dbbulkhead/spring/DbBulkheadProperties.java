@@ -55,7 +55,7 @@ public class DbBulkheadProperties {
      * The workloads, by name: each with concurrent (B: how many may hold a connection at once; required),
      * extra-slots (Q: how many more may wait; default 0), queue (fifo, the default, or deadline: admission bounded by
      * the callers' deadlines, with Q only a memory cap), priority (regular, the default, or elastic), queue-wait
-     * (default 100ms), deadline (none by default), predictive-rejection (default false), prediction-audit (none),
+     * (default 100ms), deadline (none by default), predictive-rejection (default false),
      * adaptive-limit-min (none: a fixed limit), adaptive-latency-target (half of what deadlines allow) and
      * allow-requires-new (default false). Without any, one workload named 'default' with concurrent and extra-slots
      * both the pool's size.
@@ -123,11 +123,6 @@ public class DbBulkheadProperties {
          * must leave it. Default: learned, 1.5 × its p99 while elastic work ran at its floor.
          */
         private @Nullable Duration latencyObjective;
-        /**
-         * The share (0 to 1, e.g. 0.02) of the callers predictive rejection would refuse that are admitted anyway, to
-         * measure how many refusals were false (BulkheadListener.onPredictionAudited). Default: none.
-         */
-        private @Nullable Double predictionAudit;
 
         /**
          * These settings as the core's workload configuration, checked there.
@@ -143,9 +138,6 @@ public class DbBulkheadProperties {
                     .predictiveRejection(predictiveRejection)
                     .kinds(kinds)
                     .borrowing(borrowing);
-            if (predictionAudit != null) {
-                config.predictionAudit(predictionAudit);
-            }
             if (adaptiveLimitMin != null) {
                 config.adaptiveLimitMin(adaptiveLimitMin);
             }
@@ -188,14 +180,6 @@ public class DbBulkheadProperties {
 
         public void setLatencyObjective(@Nullable Duration latencyObjective) {
             this.latencyObjective = latencyObjective;
-        }
-
-        public @Nullable Double getPredictionAudit() {
-            return predictionAudit;
-        }
-
-        public void setPredictionAudit(@Nullable Double predictionAudit) {
-            this.predictionAudit = predictionAudit;
         }
 
         public @Nullable Integer getAdaptiveLimitMin() {

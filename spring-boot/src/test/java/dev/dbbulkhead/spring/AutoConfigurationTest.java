@@ -86,8 +86,7 @@ class AutoConfigurationTest {
                         "db-bulkhead.workloads.interactive.predictive-rejection=true",
                         "db-bulkhead.workloads.batch.adaptive-limit-min=1",
                         "db-bulkhead.workloads.batch.adaptive-latency-target=80ms",
-                        "db-bulkhead.workloads.interactive.queue=deadline",
-                        "db-bulkhead.workloads.interactive.prediction-audit=0.02")
+                        "db-bulkhead.workloads.interactive.queue=deadline")
                 .run(context -> {
                     var db = context.getBean(DbBulkhead.class);
                     assertThat(db.name()).isEqualTo("orders-db");
@@ -108,8 +107,6 @@ class AutoConfigurationTest {
                     assertThat(settings.workload("batch").deadline()).isNull();
                     assertThat(settings.workload("batch").config().adaptiveLatencyTarget())
                             .contains(Duration.ofMillis(80));
-                    assertThat(settings.workload("interactive").config().predictionAudit())
-                            .isEqualTo(0.02);
                     assertThat(settings.workload("interactive").config().adaptiveLatencyTarget())
                             .isEmpty();
                 });
@@ -185,8 +182,6 @@ class AutoConfigurationTest {
                 "db-bulkhead.workloads.batch.adaptive-limit-min|3|db-bulkhead.workloads.batch.adaptive-limit-min must be <= db-bulkhead.workloads.batch.concurrent 2, was 3",
                 "db-bulkhead.workloads.batch.adaptive-limit-min|0|db-bulkhead.workloads.batch.adaptive-limit-min must be >= 1, was 0",
                 "db-bulkhead.workloads.batch.adaptive-latency-target|50ms|db-bulkhead.workloads.batch.adaptive-latency-target needs db-bulkhead.workloads.batch.adaptive-limit-min",
-                "db-bulkhead.workloads.batch.prediction-audit|2|db-bulkhead.workloads.batch.prediction-audit must be between 0 and 1, was 2.0",
-                "db-bulkhead.workloads.batch.prediction-audit|0.02|db-bulkhead.workloads.batch.prediction-audit needs db-bulkhead.workloads.batch.predictive-rejection (or a DEADLINE db-bulkhead.workloads.batch.queue) on the workload, was 0.02",
                 "db-bulkhead.default-workload|reports|db-bulkhead.default-workload is not a declared workload [batch], was reports",
                 "db-bulkhead.name|' '|db-bulkhead.name must not be blank, was ''",
                 "db-bulkhead.leak-detection-threshold|-1s|db-bulkhead.leak-detection-threshold must not be negative, was PT-1S",

@@ -13,6 +13,7 @@ import dev.dbbulkhead.KindStats;
 import dev.dbbulkhead.QueuePolicy;
 import dev.dbbulkhead.Workload;
 import dev.dbbulkhead.WorkloadConfig;
+import dev.dbbulkhead.internal.PredictionAudit;
 import dev.dbbulkhead.tools.support.Labels;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -172,7 +173,6 @@ final class CapacityGates {
                                 .extraSlots(Math.max(1, concurrent / 4))
                                 .adaptiveLimitMin(1)
                                 .predictiveRejection(true)
-                                .predictionAudit(AUDIT)
                                 .build());
             case FIFO_DEEP ->
                 bulkhead(DbBulkhead.builder(pool)
@@ -186,7 +186,6 @@ final class CapacityGates {
                         label,
                         WorkloadConfig.recommended("w", concurrent).toBuilder()
                                 .queue(QueuePolicy.DEADLINE)
-                                .predictionAudit(AUDIT)
                                 .build());
             case DEADLINE_ADAPTIVE ->
                 audited(
@@ -194,14 +193,12 @@ final class CapacityGates {
                         label,
                         WorkloadConfig.recommended("w", concurrent).toBuilder()
                                 .adaptiveLimitMin(1)
-                                .predictionAudit(AUDIT)
                                 .build());
             case RECOMMENDED, RECOMMENDED_KINDS, RECOMMENDED_ONE_SITE ->
                 audited(
                         pool,
                         label,
                         WorkloadConfig.recommended("w", concurrent).toBuilder()
-                                .predictionAudit(AUDIT)
                                 .kinds(config.kind() != Kind.RECOMMENDED)
                                 .build(),
                         config.kind() == Kind.RECOMMENDED_ONE_SITE);
@@ -259,11 +256,14 @@ final class CapacityGates {
                 }
             }
         };
-        Workload w = DbBulkhead.builder(pool)
-                .name(label)
-                .workload(config)
-                .listener(listener)
-                .build()
+        // The audit is a measurement, not a setting: it admits AUDIT of the predicted refusals of a barrier built here.
+        Workload w = PredictionAudit.auditing(
+                        AUDIT,
+                        () -> DbBulkhead.builder(pool)
+                                .name(label)
+                                .workload(config)
+                                .listener(listener)
+                                .build())
                 .workload("w");
         Gate inner = oneSite ? oneCallSite(w) : bulkhead(w);
         return new Gate() {
