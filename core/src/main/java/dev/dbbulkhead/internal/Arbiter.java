@@ -5,6 +5,7 @@ import dev.dbbulkhead.Sharing;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.stream.Stream;
 
 /**
  * Shares a barrier's limit S between its regular and its elastic workloads ({@code Priority}), at every tick of the
@@ -27,16 +28,8 @@ import java.util.concurrent.atomic.LongAdder;
  * operations' permit wait plus hold (set, or learned as {@value #LEARNED_MARGIN} × its p99 while elastic work ran at
  * its floor). A window lasts at least {@value #WINDOW_MILLIS} ms and until the regular workloads completed
  * {@value #MIN_OPS} operations (at most {@value #LONGEST_WINDOW_MILLIS} ms, or {@value #WINDOW_MILLIS} ms once regular
- * work has gone quiet). At its end:
- * <ul>
- *   <li>no regular operation: the elastic allowance is all the room the headroom leaves, at once;</li>
- *   <li>an objective missed (more than 1 % of a workload's operations over it): the allowance halves, down to the
- *       floor when more than one in ten missed, and the level that missed is tried again only after 2, 4, … 64
- *       windows met one below it;</li>
- *   <li>every objective met with room to spare (each p99 at most the objective over {@value #LEARNED_MARGIN}: for a
- *       learned objective, no worse than at the floor): an elastic workload that used all its allowance gets one
- *       more; met without that margin, it stays.</li>
- * </ul>
+ * work has gone quiet). At its end, {@link Allowance} decides each elastic allowance from how the regular workloads did
+ * (all the room when none worked, halved on a miss, one more when every objective was met with room to spare).
  * The headroom is the regular workloads' peak demand (what they hold and what waits) over the last
  * {@value #PEAK_MILLIS} ms, or over one elastic hold if longer, plus one: what they may need while an elastic
  * operation admitted now still holds its permit. The allowance never takes it.
@@ -60,8 +53,6 @@ final class Arbiter {
     static final double LEARNED_MARGIN = 1.5;
     /** A learned objective is measured again after this long. */
     static final long RELEARN_SECONDS = 60;
-    /** The most windows a level that missed waits before it is tried again. */
-    static final int MAX_BACKOFF = 64;
     /** Regular operations over their objective that end a window in which an elastic allowance grew. */
     static final int PROBE_MISSES = 1;
     /** The regular peak demand is taken over at least this long. */
@@ -75,86 +66,38 @@ final class Arbiter {
     /** Ticks of regular demand kept: 10 s. */
     private static final int PEAKS = 1_000;
 
-    /** One workload under the arbiter. */
-    static final class Member {
+    /**
+     * One workload under the arbiter: its permits, the cap the arbiter sets, what its {@code Sharing} says. Regular
+     * ({@link Regular}: an objective, measured) or elastic ({@link Elastic}: an allowance, from {@link Allowance}).
+     */
+    abstract static sealed class Member permits Regular, Elastic {
         final Permits permits;
-        final boolean elastic;
-        /** Regular: it may use what the others leave idle, up to its permits' capacity (the shared limit). */
-        final boolean borrows;
-        /** Regular: the objective set, 0 to learn it. */
-        private final long objectiveSet;
-        /** Regular: operations ended (and callers refused) in the current window, and those over the objective. */
-        private final LongAdder ops = new LongAdder();
-
-        private final LongAdder over = new LongAdder();
-        /** Regular: latencies of the current window. */
-        private final Kinds.Holds latencies = new Kinds.Holds();
-        /** Elastic: holds of the current window. */
-        private final LongAdder holdSum = new LongAdder();
-
-        private final LongAdder holds = new LongAdder();
         /** The limit the arbiter allows; B until it says otherwise. Read by the workload's controls. */
         volatile int cap;
-        /** Elastic: what the regular objectives allow; regular: B. Written by the clock. */
-        volatile int allowance;
-        /** Regular: the objective in force, 0 while learning. */
-        volatile long objective;
 
-        volatile long recentP99;
         volatile Sharing.State state = Sharing.State.LEARNING;
-        volatile int headroom;
-        /** Regular: the p99 at the elastic floor the learned objective comes from, and when it was measured. */
-        private long low;
 
-        private long lowAt;
-        /** Elastic: whether it used its whole limit at a tick of the window, and the most it had executing. */
-        private boolean binding;
-
-        private int peak;
-        /** Elastic: the mean hold, over the windows (0 before the first). */
-        private long holdNanos;
-        /** Elastic: the lowest level that missed lately, and how many windows met below it it waits for. */
-        private int failed = Integer.MAX_VALUE;
-
-        private int backoff = 1;
-        /** Elastic: windows met one below the level that missed, since. */
-        private int waited;
-
-        Member(Permits permits, boolean elastic, Duration objective) {
-            this(permits, elastic, objective, false);
+        private Member(Permits permits) {
+            this.permits = permits;
+            this.cap = permits.concurrent();
         }
 
-        Member(Permits permits, boolean elastic, Duration objective, boolean borrows) {
-            this.permits = permits;
-            this.elastic = elastic;
-            this.borrows = borrows && !elastic;
-            this.cap = permits.concurrent();
-            this.allowance = elastic ? 1 : permits.concurrent();
-            this.objectiveSet = objective.isZero() ? 0 : Nanos.of(objective);
-            this.objective = objectiveSet;
+        /** A member for an elastic workload or a regular one (with its {@code objective}, and whether it borrows). */
+        static Member of(Permits permits, boolean elastic, Duration objective, boolean borrows) {
+            return elastic ? new Elastic(permits) : new Regular(permits, objective, borrows);
         }
 
         /** An operation ended after {@code callNanos} from its call (permit wait plus hold), holding {@code held}. */
-        void released(long heldNanos, long callNanos) {
-            if (elastic) {
-                holdSum.add(heldNanos);
-                holds.increment();
-                return;
-            }
-            latencies.record(callNanos);
-            long o = objective;
-            if (o > 0 && callNanos > o) {
-                over.increment();
-            }
-            ops.increment();
-        }
+        abstract void released(long heldNanos, long callNanos);
 
-        /** A caller left without a permit: over any objective. */
-        void refused() {
-            if (!elastic) {
-                over.increment();
-                ops.increment();
-            }
+        /** A caller left without a permit. */
+        abstract void refused();
+
+        abstract Sharing sharing();
+
+        /** The most it may ever have: its B, or for a borrower its permits' capacity (the shared limit). */
+        int most() {
+            return permits.concurrent();
         }
 
         /**
@@ -170,10 +113,9 @@ final class Arbiter {
          * {@code lending}: an idle workload then lends every permit); at most what it may have.
          */
         int wanted(boolean lending) {
-            int b = permits.concurrent();
             int inside = permits.executing() + permits.waiting();
-            int grow = lending && inside == 0 ? 0 : Math.max(1, b / 4);
-            return Math.min(borrows ? permits.capacity() : b, inside + grow);
+            int grow = lending && inside == 0 ? 0 : Math.max(1, permits.concurrent() / 4);
+            return Math.min(most(), inside + grow);
         }
 
         /** Of what it wants while {@code lending}, what is within its B and it does not have yet. */
@@ -186,25 +128,116 @@ final class Arbiter {
                 cap = to;
             }
         }
+    }
 
+    /** A regular workload: served first, up to its B (beyond it when it borrows), judged by its latency objective. */
+    static final class Regular extends Member {
+        /** It may use what the others leave idle, up to its permits' capacity (the shared limit). */
+        final boolean borrows;
+        /** The objective set, 0 to learn it. */
+        private final long objectiveSet;
+        /** Operations ended (and callers refused) in the current window, and those over the objective. */
+        private final LongAdder ops = new LongAdder();
+
+        private final LongAdder over = new LongAdder();
+        /** Latencies of the current window. */
+        private final Histogram latencies = new Histogram();
+        /** The objective in force, 0 while learning. */
+        volatile long objective;
+
+        volatile long recentP99;
+        /** The p99 at the elastic floor the learned objective comes from, and when it was measured. */
+        private long low;
+
+        private long lowAt;
+
+        Regular(Permits permits, Duration objective, boolean borrows) {
+            super(permits);
+            this.borrows = borrows;
+            this.objectiveSet = objective.isZero() ? 0 : Nanos.of(objective);
+            this.objective = objectiveSet;
+        }
+
+        @Override
+        void released(long heldNanos, long callNanos) {
+            latencies.record(callNanos);
+            long o = objective;
+            if (o > 0 && callNanos > o) {
+                over.increment();
+            }
+            ops.increment();
+        }
+
+        /** Over any objective. */
+        @Override
+        void refused() {
+            over.increment();
+            ops.increment();
+        }
+
+        @Override
+        int most() {
+            return borrows ? permits.capacity() : permits.concurrent();
+        }
+
+        @Override
         Sharing sharing() {
             long o = objective;
             long p99 = recentP99;
             return new Sharing(
-                    elastic ? Priority.ELASTIC : Priority.REGULAR,
+                    Priority.REGULAR,
                     cap,
-                    allowance,
+                    permits.concurrent(),
                     state,
-                    elastic || o == 0 ? null : Duration.ofNanos(o),
-                    !elastic && objectiveSet == 0,
-                    elastic || p99 == 0 ? null : Duration.ofNanos(p99),
-                    elastic ? headroom : 0);
+                    o == 0 ? null : Duration.ofNanos(o),
+                    objectiveSet == 0,
+                    p99 == 0 ? null : Duration.ofNanos(p99),
+                    0);
+        }
+    }
+
+    /** An elastic workload: what the regular ones leave, as far as their objectives allow ({@link Allowance}). */
+    static final class Elastic extends Member {
+        /** Holds of the current window. */
+        private final LongAdder holdSum = new LongAdder();
+
+        private final LongAdder holds = new LongAdder();
+        /** The allowance rule, its level published as {@link #allowance}. */
+        private final Allowance rule = new Allowance();
+        /** What the regular objectives allow. Written by the clock. */
+        volatile int allowance = 1;
+
+        volatile int headroom;
+        /** Whether it used its whole limit at a tick of the window, and the most it had executing. */
+        private boolean binding;
+
+        private int peak;
+        /** The mean hold, over the windows (0 before the first). */
+        private long holdNanos;
+
+        Elastic(Permits permits) {
+            super(permits);
+        }
+
+        @Override
+        void released(long heldNanos, long callNanos) {
+            holdSum.add(heldNanos);
+            holds.increment();
+        }
+
+        /** Nothing: elastic work has no objective to miss. */
+        @Override
+        void refused() {}
+
+        @Override
+        Sharing sharing() {
+            return new Sharing(Priority.ELASTIC, cap, allowance, state, null, false, null, headroom);
         }
     }
 
     private final int shared;
-    private final List<Member> regular;
-    private final List<Member> elastic;
+    private final List<Regular> regular;
+    private final List<Elastic> elastic;
     /** Σ regular (executing + waiting) at each of the last {@value #PEAKS} ticks, a ring. */
     private final int[] demands = new int[PEAKS];
 
@@ -221,11 +254,15 @@ final class Arbiter {
 
     Arbiter(int shared, List<Member> members, long now) {
         this.shared = shared;
-        this.regular = members.stream().filter(m -> !m.elastic).toList();
-        this.elastic = members.stream().filter(m -> m.elastic).toList();
+        this.regular = members.stream()
+                .flatMap(m -> m instanceof Regular r ? Stream.of(r) : Stream.empty())
+                .toList();
+        this.elastic = members.stream()
+                .flatMap(m -> m instanceof Elastic e ? Stream.of(e) : Stream.empty())
+                .toList();
         this.borrowers = regular.stream().anyMatch(m -> m.borrows);
         this.windowStart = now;
-        for (Member e : elastic) {
+        for (Elastic e : elastic) {
             e.cap(1); // elastic work starts at its floor and grows as the regular objectives allow
         }
     }
@@ -235,7 +272,7 @@ final class Arbiter {
         int demand = 0;
         long ops = 0;
         long over = 0;
-        for (Member m : regular) {
+        for (Regular m : regular) {
             demand += m.permits.executing() + m.permits.waiting();
             ops += m.ops.sum();
             over += m.over.sum();
@@ -243,7 +280,7 @@ final class Arbiter {
         demands[tickCount++ % PEAKS] = demand;
         quietTicks = demand == 0 && ops == lastOps ? quietTicks + 1 : 0; // nothing regular in flight, none ended
         lastOps = ops;
-        for (Member e : elastic) {
+        for (Elastic e : elastic) {
             e.binding |= e.permits.available() == 0;
             e.peak = Math.max(e.peak, e.permits.executing());
         }
@@ -262,7 +299,7 @@ final class Arbiter {
     /** How each regular workload did, then each elastic allowance. */
     private void endWindow(long now) {
         boolean floor = true;
-        for (Member e : elastic) {
+        for (Elastic e : elastic) {
             floor &= e.peak <= 1;
         }
         boolean active = false;
@@ -270,7 +307,7 @@ final class Arbiter {
         boolean missed = false;
         boolean severe = false;
         boolean slack = true;
-        for (Member r : regular) {
+        for (Regular r : regular) {
             long n = r.ops.sumThenReset();
             long o = r.over.sumThenReset();
             if (n == 0) {
@@ -299,15 +336,16 @@ final class Arbiter {
         }
         int headroom = headroom();
         probing = false;
-        for (Member e : elastic) {
-            allow(e, active, learning, missed, severe, slack, headroom);
+        var window = new Allowance.Window(active, learning, missed, severe, slack);
+        for (Elastic e : elastic) {
+            allow(e, window, headroom);
         }
     }
 
     /**
      * A learned objective: from a window at the elastic floor whose p99 was {@code p99}, the lowest of the last minute.
      */
-    private static void learn(Member r, long p99, boolean floor, long now) {
+    private static void learn(Regular r, long p99, boolean floor, long now) {
         if (r.objectiveSet != 0) {
             return;
         }
@@ -321,8 +359,8 @@ final class Arbiter {
         r.objective = r.low == 0 ? 0 : Math.max(1, (long) (LEARNED_MARGIN * r.low));
     }
 
-    private void allow(
-            Member e, boolean active, boolean learning, boolean missed, boolean severe, boolean slack, int headroom) {
+    /** An elastic workload's mean hold, then its allowance after {@code window} ({@link Allowance}). */
+    private void allow(Elastic e, Allowance.Window window, int headroom) {
         long count = e.holds.sumThenReset();
         long sum = e.holdSum.sumThenReset();
         if (count > 0) {
@@ -331,45 +369,9 @@ final class Arbiter {
         }
         int room = Math.max(1, Math.min(e.permits.concurrent(), shared - headroom));
         e.headroom = headroom;
-        Sharing.State state;
-        if (!active) {
-            e.allowance = room; // the level that missed lately, and its back-off, stand for when regular work returns
-            state = Sharing.State.IDLE;
-        } else if (learning) {
-            e.allowance = 1;
-            state = Sharing.State.LEARNING;
-        } else if (missed) {
-            int used = Math.max(1, Math.min(e.allowance, e.peak));
-            if (used == e.failed) {
-                e.backoff = Math.min(MAX_BACKOFF, 2 * e.backoff);
-            } else if (used < e.failed) {
-                e.failed = used;
-                e.backoff = 2;
-            } // else above the lowest level that missed lately: that level and its back-off stand
-            e.waited = 0;
-            e.allowance = severe ? 1 : Math.max(1, used / 2);
-            state = Sharing.State.OBJECTIVE_MISSED;
-        } else {
-            if (e.allowance >= e.failed) { // the level that missed met its objective for a window
-                e.failed = Integer.MAX_VALUE;
-                e.backoff = 1;
-            }
-            state = Sharing.State.OBJECTIVE_MET;
-            if (e.binding && slack) {
-                int next = e.allowance + 1;
-                if (next > room) {
-                    state = Sharing.State.NO_ROOM;
-                } else if (next >= e.failed && e.waited < e.backoff) {
-                    e.waited++;
-                    state = Sharing.State.BACKING_OFF;
-                } else {
-                    e.allowance = next;
-                    probing = true;
-                }
-            }
-        }
-        e.allowance = Math.min(e.allowance, room);
-        e.state = state;
+        probing |= e.rule.next(window, e.peak, e.binding, room);
+        e.allowance = e.rule.level();
+        e.state = e.rule.state();
         e.binding = false;
         e.peak = 0;
     }
@@ -380,7 +382,7 @@ final class Arbiter {
      */
     private int headroom() {
         long hold = 0;
-        for (Member e : elastic) {
+        for (Elastic e : elastic) {
             hold = Math.max(hold, e.holdNanos);
         }
         long span = Math.max(PEAK_MILLIS, hold / 1_000_000);
@@ -401,17 +403,17 @@ final class Arbiter {
     private void shareOut() {
         boolean lending = false;
         int beyond = 0; // what the borrowers want beyond their B
-        for (Member r : regular) {
+        for (Regular r : regular) {
             int over = r.borrows ? r.wanted(false) - r.permits.concurrent() : 0;
             lending |= over > 0;
             beyond += Math.max(0, over);
         }
         int regularDemand = 0;
-        for (Member r : regular) {
+        for (Regular r : regular) {
             regularDemand += Math.min(r.permits.concurrent(), r.wanted(lending));
         }
         int others = 0;
-        for (Member e : elastic) {
+        for (Elastic e : elastic) {
             int room = shared - boundsBut(e);
             int floor = floor(e, lending, Math.max(e.permits.limit(), room));
             int want = Math.min(e.allowance, e.wanted(lending));
@@ -420,12 +422,12 @@ final class Arbiter {
             others += e.cap;
         }
         int wantedByElastic = 0;
-        for (Member e : elastic) {
+        for (Elastic e : elastic) {
             int want = Math.min(e.allowance, e.wanted(lending));
             int target = Math.max(floor(e, lending, 1), Math.min(want, shared - regularDemand));
             wantedByElastic += Math.max(0, target - e.cap);
         }
-        for (Member r : regular) {
+        for (Regular r : regular) {
             int room = shared - boundsBut(r);
             int b = r.permits.concurrent();
             int own = r.borrows ? Math.max(0, r.wanted(false) - b) : 0;
@@ -452,13 +454,13 @@ final class Arbiter {
 
     /** Each borrower in turn gets what it wants beyond its B, out of the room nobody else wants within theirs. */
     private void borrow(int wantedByElastic) {
-        for (Member r : regular) {
+        for (Regular r : regular) {
             int want = r.borrows ? r.wanted(true) : 0;
             if (want <= Math.max(r.cap, r.permits.concurrent())) {
                 continue;
             }
             int owed = 0;
-            for (Member o : regular) {
+            for (Regular o : regular) {
                 owed += o == r ? 0 : o.shortOfGuarantee(true);
             }
             int room = shared - boundsBut(r) - wantedByElastic - owed;

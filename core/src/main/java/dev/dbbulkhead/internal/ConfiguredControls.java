@@ -49,7 +49,7 @@ final class ConfiguredControls implements Controls {
         this.audit = config.predictiveRejection() ? PredictionAudit.share() : 0; // a measuring hook, see there
         this.kinds = config.kinds() ? new Kinds(permits, telemetry.now()) : null;
         this.member = arbitrated
-                ? new Arbiter.Member(
+                ? Arbiter.Member.of(
                         permits,
                         config.priority() == Priority.ELASTIC,
                         config.latencyObjective().orElse(Duration.ZERO),

@@ -27,7 +27,11 @@ class ArbiterTest {
 
     /** A workload under the arbiter whose cap is its limit (no adaptive level). */
     private static Arbiter.Member member(int concurrent, int extraSlots, boolean elastic) {
-        return new Arbiter.Member(new Permits(concurrent, extraSlots), elastic, Duration.ZERO);
+        return Arbiter.Member.of(new Permits(concurrent, extraSlots), elastic, Duration.ZERO, false);
+    }
+
+    private static Arbiter.Elastic elastic(int concurrent, int extraSlots) {
+        return new Arbiter.Elastic(new Permits(concurrent, extraSlots));
     }
 
     /** A tick of the barrier's clock: the share-out, then each workload's limit set to its cap. */
@@ -51,9 +55,9 @@ class ArbiterTest {
         int shared = 6;
         // Regular operations of 0.5 ms against an objective of 1 ms, in turns of 2 ms ones (late): windows met and
         // missed in turn, so that the elastic allowances grow, halve and fall to the floor while callers come and go.
-        var regular = new Arbiter.Member(new Permits(third ? 4 : 5, 50), false, Duration.ofMillis(1));
-        var elastic = member(6, 50, true);
-        var second = member(6, 50, true);
+        var regular = new Arbiter.Regular(new Permits(third ? 4 : 5, 50), Duration.ofMillis(1), false);
+        var elastic = elastic(6, 50);
+        var second = elastic(6, 50);
         var members = third ? List.of(regular, elastic, second) : List.of(regular, elastic);
         var arbiter = new Arbiter(shared, members, 0);
         var all = members.toArray(Arbiter.Member[]::new);
@@ -133,7 +137,7 @@ class ArbiterTest {
 
     /** A regular workload that borrows what the others leave idle, up to {@code shared}. */
     private static Arbiter.Member borrower(int concurrent, int shared) {
-        return new Arbiter.Member(new Permits(concurrent, 50, shared), false, Duration.ZERO, true);
+        return new Arbiter.Regular(new Permits(concurrent, 50, shared), Duration.ZERO, true);
     }
 
     @Test
@@ -190,7 +194,7 @@ class ArbiterTest {
         var first = borrower(2, shared); // 2 + 2 + 1 and the elastic floor: the shared limit, as the builder checks
         var second = borrower(2, shared);
         var lender = member(1, 50, false);
-        var elastic = member(6, 50, true);
+        var elastic = elastic(6, 50);
         var members = List.of(first, second, lender, elastic);
         var arbiter = new Arbiter(shared, members, 0);
         var all = members.toArray(Arbiter.Member[]::new);
@@ -278,13 +282,13 @@ class ArbiterTest {
 
     /** A model of the barrier: windows of regular operations, elastic work always at its limit, the test's clock. */
     private static final class Model {
-        final Arbiter.Member regular;
-        final Arbiter.Member elastic;
+        final Arbiter.Regular regular;
+        final Arbiter.Elastic elastic;
         final Arbiter arbiter;
         final List<Permits.Node> held = new ArrayList<>();
         long now;
 
-        Model(int shared, Arbiter.Member regular, Arbiter.Member elastic) {
+        Model(int shared, Arbiter.Regular regular, Arbiter.Elastic elastic) {
             this.regular = regular;
             this.elastic = elastic;
             this.arbiter = new Arbiter(shared, List.of(regular, elastic), 0);
@@ -310,8 +314,8 @@ class ArbiterTest {
 
     @Test
     void theElasticAllowanceGrowsWhileTheObjectiveIsMetAndHalvesWhenMissed() throws Exception {
-        var regular = new Arbiter.Member(new Permits(6, 20), false, Duration.ofMillis(20));
-        var model = new Model(10, regular, member(8, 20, true));
+        var regular = new Arbiter.Regular(new Permits(6, 20), Duration.ofMillis(20), false);
+        var model = new Model(10, regular, elastic(8, 20));
         var elastic = model.elastic;
         assertThat(elastic.permits.limit()).as("elastic starts at its floor").isEqualTo(1);
         var holding = new ArrayList<Permits.Node>();
@@ -357,8 +361,8 @@ class ArbiterTest {
 
     @Test
     void aLevelThatMissedIsTriedAgainOnlyAfterBackingOff() throws Exception {
-        var regular = new Arbiter.Member(new Permits(6, 20), false, Duration.ofMillis(20));
-        var model = new Model(16, regular, member(8, 20, true));
+        var regular = new Arbiter.Regular(new Permits(6, 20), Duration.ofMillis(20), false);
+        var model = new Model(16, regular, elastic(8, 20));
         var elastic = model.elastic;
         for (int w = 0; w < 3; w++) {
             model.window(100, 5, 0);
@@ -390,8 +394,8 @@ class ArbiterTest {
 
     @Test
     void withoutRegularWorkElasticGetsAllTheRoomAtOnceAndTheFloorWhileAnObjectiveIsLearned() throws Exception {
-        var regular = member(6, 20, false); // no objective set: learned
-        var model = new Model(10, regular, member(8, 20, true));
+        var regular = new Arbiter.Regular(new Permits(6, 20), Duration.ZERO, false); // no objective set: learned
+        var model = new Model(10, regular, elastic(8, 20));
         var elastic = model.elastic;
         model.window(0, 5, 0);
         assertThat(elastic.sharing().state()).isEqualTo(Sharing.State.IDLE);

@@ -338,7 +338,7 @@ class KindsRuleTest {
 
     @Test
     void holdQuantilesAreWithinTheirBucket() {
-        var holds = new Kinds.Holds();
+        var holds = new Histogram();
         for (long ms = 1; ms <= 100; ms++) {
             holds.record(ms * MS);
         }
@@ -346,7 +346,7 @@ class KindsRuleTest {
         assertThat(holds.quantile(0.99)).isBetween(81 * MS, 119 * MS);
         holds.decay();
         assertThat(holds.quantile(0.5)).isBetween(35 * MS, 65 * MS);
-        assertThat(new Kinds.Holds().quantile(0.5)).isZero();
+        assertThat(new Histogram().quantile(0.5)).isZero();
     }
 
     /** Ten thousand call-site classes (the same class defined by as many loaders): at most 32 kinds, and "other". */
