@@ -19,6 +19,8 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.SQLTransientConnectionException;
 import java.util.List;
+import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -72,12 +74,13 @@ final class CapacityGates {
         }
     }
 
-    /** The kinds of configuration, by the label the command line and the reports use. */
+    /** The kinds of configuration, by the label the command line and the reports use; built by {@link #TABLE}. */
     enum Kind {
         POOL_ONLY("pool-only"),
         /** db-bulkhead with B from the sweep. */
         STATIC("static"),
         FIXED("db-bulkhead"),
+        /** Q = B / 4: the queue in front of a limit near the database's capacity stays short. */
         ADAPTIVE("db-bulkhead-adaptive"),
         GRADIENT2("gradient2"),
         VEGAS("vegas"),
@@ -137,114 +140,131 @@ final class CapacityGates {
     /** The share of predicted refusals that the adaptive configuration admits anyway, to count the false ones. */
     static final double AUDIT = 0.02;
 
+    /** How a kind of configuration is built: a lambda that captures nothing. */
+    @FunctionalInterface
+    private interface Maker {
+        Gate make(Setup setup);
+    }
+
+    /** What every configuration is built from; {@code b}: B, the sweep's value for the static one. */
+    private record Setup(Config config, DataSource pool, int poolSize, long deadlineMs, CapacityScenario.Work work) {
+        int b() {
+            return config.concurrent();
+        }
+
+        String label() {
+            return config.kind().label;
+        }
+
+        WorkloadConfig.Builder recommended() {
+            return WorkloadConfig.recommended("w", b()).toBuilder();
+        }
+    }
+
+    /** How each kind of configuration is built: one row per {@link Kind}. */
+    private static final Map<Kind, Maker> TABLE = Map.ofEntries(
+            Map.entry(Kind.POOL_ONLY, s -> poolOnly(s.pool(), s.poolSize())),
+            Map.entry(Kind.STATIC, s -> fifo(s, s.b())),
+            Map.entry(Kind.FIXED, s -> fifo(s, s.b())),
+            Map.entry(
+                    Kind.ADAPTIVE,
+                    s -> audited(
+                            s,
+                            WorkloadConfig.builder("w")
+                                    .concurrent(s.b())
+                                    .extraSlots(Math.max(1, s.b() / 4))
+                                    .adaptiveLimitMin(1)
+                                    .predictiveRejection(true))),
+            Map.entry(Kind.GRADIENT2, s -> netflix(s.pool(), gradient2(s.b()))),
+            Map.entry(Kind.VEGAS, s -> netflix(s.pool(), vegas(s.b()))),
+            Map.entry(Kind.AIMD, s -> netflix(s.pool(), aimd(s.b(), s.deadlineMs()))),
+            Map.entry(Kind.FIFO_DEEP, s -> fifo(s, WorkloadConfig.RECOMMENDED_SLOTS_PER_PERMIT * s.b())),
+            Map.entry(Kind.DEADLINE, s -> audited(s, s.recommended().queue(QueuePolicy.DEADLINE))),
+            Map.entry(Kind.DEADLINE_ADAPTIVE, s -> audited(s, s.recommended().adaptiveLimitMin(1))),
+            Map.entry(Kind.RECOMMENDED, s -> audited(s, s.recommended().kinds(false))),
+            Map.entry(Kind.RECOMMENDED_KINDS, s -> audited(s, s.recommended().kinds(true))),
+            Map.entry(Kind.RECOMMENDED_ONE_SITE, s -> audited(s, s.recommended().kinds(true), true)),
+            Map.entry(
+                    Kind.WORKLOAD_PER_KIND,
+                    s -> perKind(
+                            s.pool(),
+                            s.label(),
+                            Splits.byRule(s.work().holds(), s.work().shares(0), s.b()))),
+            Map.entry(
+                    Kind.SPLIT_BY_ARRIVALS,
+                    s -> perKind(s.pool(), s.label(), Splits.byArrivals(s.work().shares(0), s.b()))));
+
+    static {
+        if (TABLE.size() != Kind.values().length) {
+            throw new AssertionError("a kind of configuration without its row in CapacityGates.TABLE");
+        }
+    }
+
     /**
      * The gate of {@code config} over {@code pool}: B = its {@code concurrent}, Q = B (B / 4 for the adaptive one);
      * {@code deadlineMs}: AIMD's latency timeout.
      */
     static Gate of(Config config, DataSource pool, int poolSize, long deadlineMs, CapacityScenario.Work work) {
-        int concurrent = config.concurrent();
-        String label = config.kind().label;
-        return switch (config.kind()) {
-            case POOL_ONLY ->
-                new Gate() {
-                    @Override
-                    public void execute(long deadline, int kind, Barriers.Operation op) throws SQLException {
-                        transaction(pool, deadline, op);
-                    }
+        return Objects.requireNonNull(TABLE.get(config.kind()), "every kind has a row")
+                .make(new Setup(config, pool, poolSize, deadlineMs, work));
+    }
 
-                    @Override
-                    public int limit() {
-                        return poolSize;
-                    }
-                };
-            case STATIC, FIXED ->
-                bulkhead(DbBulkhead.builder(pool)
-                        .name(label)
-                        .workload("w", concurrent, concurrent)
-                        .build()
-                        .workload("w"));
-            // Q = B / 4: the queue in front of a limit near the database's capacity stays short.
-            case ADAPTIVE ->
-                audited(
-                        pool,
-                        label,
-                        WorkloadConfig.builder("w")
-                                .concurrent(concurrent)
-                                .extraSlots(Math.max(1, concurrent / 4))
-                                .adaptiveLimitMin(1)
-                                .predictiveRejection(true)
-                                .build());
-            case FIFO_DEEP ->
-                bulkhead(DbBulkhead.builder(pool)
-                        .name(label)
-                        .workload("w", concurrent, WorkloadConfig.RECOMMENDED_SLOTS_PER_PERMIT * concurrent)
-                        .build()
-                        .workload("w"));
-            case DEADLINE ->
-                audited(
-                        pool,
-                        label,
-                        WorkloadConfig.recommended("w", concurrent).toBuilder()
-                                .queue(QueuePolicy.DEADLINE)
-                                .build());
-            case DEADLINE_ADAPTIVE ->
-                audited(
-                        pool,
-                        label,
-                        WorkloadConfig.recommended("w", concurrent).toBuilder()
-                                .adaptiveLimitMin(1)
-                                .build());
-            case RECOMMENDED, RECOMMENDED_KINDS, RECOMMENDED_ONE_SITE ->
-                audited(
-                        pool,
-                        label,
-                        WorkloadConfig.recommended("w", concurrent).toBuilder()
-                                .kinds(config.kind() != Kind.RECOMMENDED)
-                                .build(),
-                        config.kind() == Kind.RECOMMENDED_ONE_SITE);
-            case WORKLOAD_PER_KIND, SPLIT_BY_ARRIVALS ->
-                perKind(
-                        pool,
-                        label,
-                        config.kind() == Kind.WORKLOAD_PER_KIND
-                                ? Splits.byRule(work.holds(), work.shares(0), concurrent)
-                                : Splits.byArrivals(work.shares(0), concurrent));
-            // Netflix's defaults (initial 20, Gradient2's min 20) exceed a database pool: min 1, max B, initial B/2.
-            case GRADIENT2 ->
-                netflix(
-                        pool,
-                        Gradient2Limit.newBuilder()
-                                .minLimit(1)
-                                .maxConcurrency(concurrent)
-                                .initialLimit(Math.max(1, concurrent / 2))
-                                .build());
-            case VEGAS ->
-                netflix(
-                        pool,
-                        VegasLimit.newBuilder()
-                                .maxConcurrency(concurrent)
-                                .initialLimit(Math.max(1, concurrent / 2))
-                                .build());
-            // AIMD backs off on a drop or on a latency above its timeout: the deadline.
-            case AIMD ->
-                netflix(
-                        pool,
-                        AIMDLimit.newBuilder()
-                                .minLimit(1)
-                                .maxLimit(concurrent)
-                                .initialLimit(Math.max(1, concurrent / 2))
-                                .timeout(deadlineMs, TimeUnit.MILLISECONDS)
-                                .build());
+    private static Gate poolOnly(DataSource pool, int poolSize) {
+        return new Gate() {
+            @Override
+            public void execute(long deadline, int kind, Barriers.Operation op) throws SQLException {
+                transaction(pool, deadline, op);
+            }
+
+            @Override
+            public int limit() {
+                return poolSize;
+            }
         };
     }
 
+    /** The article's barrier: B permits, a FIFO queue of {@code extraSlots}. */
+    private static Gate fifo(Setup s, int extraSlots) {
+        return bulkhead(DbBulkhead.builder(s.pool())
+                .name(s.label())
+                .workload("w", s.b(), extraSlots)
+                .build()
+                .workload("w"));
+    }
+
+    // Netflix's defaults (initial 20, Gradient2's min 20) exceed a database pool: min 1, max B, initial B/2.
+    private static Limit gradient2(int b) {
+        return Gradient2Limit.newBuilder()
+                .minLimit(1)
+                .maxConcurrency(b)
+                .initialLimit(Math.max(1, b / 2))
+                .build();
+    }
+
+    private static Limit vegas(int b) {
+        return VegasLimit.newBuilder()
+                .maxConcurrency(b)
+                .initialLimit(Math.max(1, b / 2))
+                .build();
+    }
+
+    /** AIMD backs off on a drop or on a latency above its timeout: the deadline. */
+    private static Limit aimd(int b, long deadlineMs) {
+        return AIMDLimit.newBuilder()
+                .minLimit(1)
+                .maxLimit(b)
+                .initialLimit(Math.max(1, b / 2))
+                .timeout(deadlineMs, TimeUnit.MILLISECONDS)
+                .build();
+    }
+
     /** db-bulkhead with {@code config}, which predicts and audits a share of its predicted refusals. */
-    private static Gate audited(DataSource pool, String label, WorkloadConfig config) {
-        return audited(pool, label, config, false);
+    private static Gate audited(Setup s, WorkloadConfig.Builder config) {
+        return audited(s, config, false);
     }
 
     /** {@code oneSite}: every kind through one lambda, as one call site sends them. */
-    private static Gate audited(DataSource pool, String label, WorkloadConfig config, boolean oneSite) {
+    private static Gate audited(Setup s, WorkloadConfig.Builder config, boolean oneSite) {
         var audited = new LongAdder();
         var served = new LongAdder();
         var listener = new BulkheadListener() {
@@ -259,9 +279,9 @@ final class CapacityGates {
         // The audit is a measurement, not a setting: it admits AUDIT of the predicted refusals of a barrier built here.
         Workload w = PredictionAudit.auditing(
                         AUDIT,
-                        () -> DbBulkhead.builder(pool)
-                                .name(label)
-                                .workload(config)
+                        () -> DbBulkhead.builder(s.pool())
+                                .name(s.label())
+                                .workload(config.build())
                                 .listener(listener)
                                 .build())
                 .workload("w");
