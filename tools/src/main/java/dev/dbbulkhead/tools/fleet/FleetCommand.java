@@ -22,8 +22,6 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -328,11 +326,8 @@ public final class FleetCommand implements Callable<Integer> {
 
     /** The fleet's role, with the connection limit that is the budget. */
     private boolean roleReady(String user, String password, PrintWriter err) {
-        try (Connection admin = DriverManager.getConnection(dbUrl, user, password);
-                var s = admin.createStatement()) {
-            s.execute("DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '" + ROLE + "') THEN "
-                    + "CREATE ROLE " + ROLE + " LOGIN; END IF; END $$");
-            s.execute("ALTER ROLE " + ROLE + " CONNECTION LIMIT " + limit);
+        try {
+            FleetRole.prepare(dbUrl, user, password, limit);
             return true;
         } catch (SQLException e) {
             err.println("error: cannot prepare the fleet's role on " + Secrets.redact(dbUrl) + ": "
@@ -345,7 +340,7 @@ public final class FleetCommand implements Callable<Integer> {
     private @Nullable Map<FleetTopology, FleetReport.Run> runAll(
             List<FleetTopology> chosen, int withinPool, String user, String password, PrintWriter out, PrintWriter err)
             throws InterruptedException {
-        var fleet = new Fleet(out);
+        var fleet = new FleetSupervisor(out, dbUrl, instances, surge, killOne, phaseSeconds, this::instance);
         Thread onCtrlC = Thread.ofPlatform().unstarted(fleet::stopAll);
         Runtime.getRuntime().addShutdownHook(onCtrlC);
         var results = new LinkedHashMap<FleetTopology, FleetReport.Run>();
@@ -545,122 +540,14 @@ public final class FleetCommand implements Callable<Integer> {
 
     /** Ends every session of the fleet's role, so that each topology starts from none and none outlives the run. */
     private void clearRole(String user, String password) {
-        try (Connection admin = DriverManager.getConnection(dbUrl, user, password);
-                var s = admin.createStatement()) {
-            for (int i = 0; i < 50; i++) {
-                try (var r = s.executeQuery("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
-                        + "WHERE usename = '" + ROLE + "'")) {
-                    r.next();
-                    if (r.getInt(1) == 0) {
-                        return;
-                    }
-                }
-                Thread.sleep(100);
-            }
+        try {
+            FleetRole.clear(dbUrl, user, password);
         } catch (SQLException e) {
             spec.commandLine()
                     .getErr()
                     .println("warning: could not end the sessions of " + ROLE + ": " + e.getMessage());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-        }
-    }
-
-    /** The instance processes of one run, and the sampler. */
-    private final class Fleet {
-        private final PrintWriter out;
-        private final List<Process> running = new CopyOnWriteArrayList<>();
-
-        Fleet(PrintWriter out) {
-            this.out = out;
-        }
-
-        FleetReport.Run run(
-                FleetTopology topology, String url, int size, @Nullable String console, String user, String password)
-                throws IOException, SQLException, InterruptedException {
-            var sampler = new FleetSampler(dbUrl, user, password, console, ROLE);
-            var samplerThread = Thread.ofPlatform().daemon().start(sampler);
-            var all = new ArrayList<Process>();
-            try {
-                for (int i = 0; i < instances; i++) {
-                    all.add(start(topology.label + "-old-" + i, url, size, topology.adaptive));
-                }
-                pause();
-                for (int i = 0; i < surge; i++) {
-                    all.add(start(topology.label + "-new-" + i, url, size, topology.adaptive));
-                }
-                pause();
-                var results = new ArrayList<Map<String, String>>();
-                var limits = new ArrayList<List<long[]>>();
-                if (killOne && instances > surge) {
-                    Process victim = all.get(surge); // an old instance that the deploy would have kept
-                    victim.destroyForcibly(); // SIGKILL: its transactions and connections cut
-                    out.println("  killed " + topology.label + "-old-" + surge + " (SIGKILL)");
-                    out.flush();
-                }
-                for (int i = 0; i < surge; i++) {
-                    results.add(stop(all.get(i), limits)); // the deploy retires as many old instances as it started
-                }
-                pause();
-                for (Process p : all.subList(surge, all.size())) {
-                    results.add(stop(p, limits));
-                }
-                return new FleetReport.Run(
-                        results, sampler.samples(), sampler.failure(), limits, sampler.startMillis());
-            } finally {
-                sampler.stop();
-                samplerThread.join(2_000);
-                all.forEach(this::kill);
-            }
-        }
-
-        private void pause() throws InterruptedException {
-            TimeUnit.MILLISECONDS.sleep((long) (phaseSeconds * 1_000));
-        }
-
-        private Process start(String name, String url, int size, boolean adaptive) throws IOException {
-            var pb = instance(name, url, size, adaptive);
-            pb.redirectError(ProcessBuilder.Redirect.DISCARD);
-            Process p = pb.start();
-            running.add(p);
-            out.println("  started " + name);
-            out.flush();
-            return p;
-        }
-
-        /** Closes its input (stop), waits for its result line; its limit lines go to {@code limits}. */
-        private Map<String, String> stop(Process p, List<List<long[]>> limits) {
-            var result = new LinkedHashMap<String, String>();
-            try {
-                if (p.isAlive()) {
-                    p.getOutputStream().close();
-                }
-                String text = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-                p.waitFor(30, TimeUnit.SECONDS);
-                var output = FleetLines.read(text);
-                result.putAll(output.result());
-                if (!output.limits().isEmpty()) {
-                    limits.add(output.limits());
-                }
-            } catch (IOException e) {
-                result.put("error", e.getMessage());
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            } finally {
-                kill(p);
-            }
-            return result;
-        }
-
-        private void kill(Process p) {
-            if (p.isAlive()) {
-                p.destroyForcibly();
-            }
-            running.remove(p);
-        }
-
-        void stopAll() {
-            running.forEach(Process::destroyForcibly);
         }
     }
 }
