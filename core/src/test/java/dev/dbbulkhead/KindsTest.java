@@ -77,8 +77,13 @@ class KindsTest {
      * every permit and connection comes back ({@link BarrierExtension}).
      */
     @Test
-    void oneCallSiteThatSendsTwoShapesIsSplitByShape() throws Exception {
+    void oneCallSiteThatSendsTwoShapesIsSplitByShape(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+            throws Exception {
         Workload w = workload(4);
+        var recording = new jdk.jfr.Recording();
+        recording.enable("dev.dbbulkhead.Operation");
+        recording.enable("dev.dbbulkhead.Rejection");
+        recording.start();
         String fastSql = "SELECT 1 FROM pg_sleep(0.002)";
         String slowSql = "SELECT 2 AS report FROM pg_sleep(0.1)";
         var fastCapped = new LongAdder();
@@ -113,6 +118,21 @@ class KindsTest {
                 .as("the fast shape is not")
                 .hasValue(-1);
         assertThat(fastCapped.sum()).isZero();
+        recording.stop();
+        java.nio.file.Path file = dir.resolve("shapes.jfr");
+        recording.dump(file);
+        recording.close();
+        var events = jdk.jfr.consumer.RecordingFile.readAllEvents(file);
+        assertThat(events)
+                .as("the flight recorder names shapes as it names call sites")
+                .filteredOn(e -> e.getEventType().getName().equals("dev.dbbulkhead.Rejection")
+                        && "KIND_CAPPED".equals(e.getString("reason")))
+                .isNotEmpty()
+                .allSatisfy(e -> assertThat(e.getString("kind")).isEqualTo("select ? as report from pg_sleep ( ? )"));
+        assertThat(events)
+                .filteredOn(e -> e.getEventType().getName().equals("dev.dbbulkhead.Operation"))
+                .extracting(e -> e.getString("kind"))
+                .contains("select ? as report from pg_sleep ( ? )", "select ? from pg_sleep ( ? )");
         for (long[] t : told) {
             assertThat(Db.rows(t[0]))
                     .as("told %s: %s", t[1] == 1 ? "served" : "capped", t[1] == 1 ? "committed" : "nothing sent")

@@ -9,6 +9,7 @@ import dev.dbbulkhead.AdmissionFullException;
 import dev.dbbulkhead.DbBulkhead;
 import dev.dbbulkhead.Deadline;
 import dev.dbbulkhead.DeadlineExceededException;
+import dev.dbbulkhead.KindStats;
 import dev.dbbulkhead.Priority;
 import dev.dbbulkhead.QueueTimeoutException;
 import dev.dbbulkhead.WorkloadConfig;
@@ -115,6 +116,38 @@ class DbBulkheadMetricsTest {
                 .isZero();
         assertThat(counter(BulkheadMeterNames.REJECTIONS, "reason", "kind_capped"))
                 .isZero();
+    }
+
+    /**
+     * One call site (one lambda) that sends two shapes of statement: each shape gets its rows, named by its text, as a
+     * kind of its own would.
+     */
+    @Test
+    void shapesFromOneCallSiteHaveGaugesAsKindsDo() throws Exception {
+        var db = metrics.bind(DbBulkhead.builder(pool)
+                .name("orders-db")
+                .listener(metrics)
+                .workload(WorkloadConfig.recommended("interactive", 2))
+                .build());
+        var w = db.workload("interactive");
+        String[] statements = {"SELECT 1 AS lookup", "SELECT 2 AS report"};
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+            for (String sql : statements) {
+                w.transaction(Duration.ofSeconds(1), c -> {
+                    try (var s = c.createStatement()) {
+                        return s.execute(sql);
+                    }
+                });
+            }
+            for (String shape : new String[] {"select ? as lookup", "select ? as report"}) {
+                assertThat(registry.find(BulkheadMeterNames.KIND_ARRIVALS)
+                                .tags("workload", "interactive", "kind", shape)
+                                .gauge())
+                        .as(shape)
+                        .isNotNull();
+            }
+        });
+        assertThat(w.kinds()).extracting(KindStats::name).contains("select ? as lookup", "select ? as report");
     }
 
     @Test
