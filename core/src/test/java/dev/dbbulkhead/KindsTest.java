@@ -118,20 +118,12 @@ class KindsTest {
                 .as("the fast shape is not")
                 .hasValue(-1);
         assertThat(fastCapped.sum()).isZero();
-        recording.stop();
-        java.nio.file.Path file = dir.resolve("shapes.jfr");
-        recording.dump(file);
-        recording.close();
-        var events = jdk.jfr.consumer.RecordingFile.readAllEvents(file);
-        assertThat(events)
+        var events = recorded(recording, dir);
+        assertThat(cappedKinds(events))
                 .as("the flight recorder names shapes as it names call sites")
-                .filteredOn(e -> e.getEventType().getName().equals("dev.dbbulkhead.Rejection")
-                        && "KIND_CAPPED".equals(e.getString("reason")))
                 .isNotEmpty()
-                .allSatisfy(e -> assertThat(e.getString("kind")).isEqualTo("select ? as report from pg_sleep ( ? )"));
-        assertThat(events)
-                .filteredOn(e -> e.getEventType().getName().equals("dev.dbbulkhead.Operation"))
-                .extracting(e -> e.getString("kind"))
+                .containsOnly("select ? as report from pg_sleep ( ? )");
+        assertThat(operationKinds(events))
                 .contains("select ? as report from pg_sleep ( ? )", "select ? from pg_sleep ( ? )");
         for (long[] t : told) {
             assertThat(Db.rows(t[0]))
@@ -196,22 +188,12 @@ class KindsTest {
                     .alias("capped, the slow kind is still served")
                     .until(() -> slowServed.sum() >= served + 5);
         }
-        recording.stop();
-        java.nio.file.Path file = dir.resolve("kinds.jfr");
-        recording.dump(file);
-        recording.close();
-        var events = jdk.jfr.consumer.RecordingFile.readAllEvents(file);
-        assertThat(events)
+        var events = recorded(recording, dir);
+        assertThat(cappedKinds(events))
                 .as("each capped refusal is an event with its kind")
-                .filteredOn(e -> e.getEventType().getName().equals("dev.dbbulkhead.Rejection")
-                        && "KIND_CAPPED".equals(e.getString("reason")))
                 .isNotEmpty()
-                .allSatisfy(e -> assertThat(e.getString("kind")).isEqualTo("slow"));
-        assertThat(events)
-                .filteredOn(e -> e.getEventType().getName().equals("dev.dbbulkhead.Operation"))
-                .extracting(e -> e.getString("kind"))
-                .contains("fast", "slow")
-                .doesNotContainNull();
+                .containsOnly("slow");
+        assertThat(operationKinds(events)).contains("fast", "slow").doesNotContainNull();
         assertThat(fastCapped.sum()).as("the fast kind is never capped").isZero();
         assertThat(kind(w, "fast").map(KindStats::cap)).hasValue(-1);
         assertThat(fastServed.sum()).isPositive();
@@ -408,5 +390,32 @@ class KindsTest {
         assertThat(w.kinds())
                 .isNotEmpty()
                 .allSatisfy(k -> assertThat(k.inside()).as(k.name()).isZero());
+    }
+
+    /** What {@code recording} recorded, once stopped. */
+    private static java.util.List<jdk.jfr.consumer.RecordedEvent> recorded(
+            jdk.jfr.Recording recording, java.nio.file.Path dir) throws java.io.IOException {
+        recording.stop();
+        java.nio.file.Path file = dir.resolve("kinds.jfr");
+        recording.dump(file);
+        recording.close();
+        return jdk.jfr.consumer.RecordingFile.readAllEvents(file);
+    }
+
+    /** The kind of each refusal at a kind's cap. */
+    private static java.util.List<String> cappedKinds(java.util.List<jdk.jfr.consumer.RecordedEvent> events) {
+        return events.stream()
+                .filter(e -> e.getEventType().getName().equals("dev.dbbulkhead.Rejection")
+                        && "KIND_CAPPED".equals(e.getString("reason")))
+                .map(e -> e.getString("kind"))
+                .toList();
+    }
+
+    /** The kind of each operation that ended. */
+    private static java.util.List<String> operationKinds(java.util.List<jdk.jfr.consumer.RecordedEvent> events) {
+        return events.stream()
+                .filter(e -> e.getEventType().getName().equals("dev.dbbulkhead.Operation"))
+                .map(e -> e.getString("kind"))
+                .toList();
     }
 }
