@@ -39,7 +39,9 @@ import java.util.stream.Stream;
  * left of S goes to the borrowers, in the order they were declared. While one wants more, a workload with nothing
  * inside lends all its permits (its cap may be 0, the elastic floor included); when its callers come back, its demand
  * lowers the borrowers' caps, and the permits they are owed come back as their operations end (nothing is
- * pre-empted): the first caller of a lender waits at most one borrowed hold and a tick.
+ * pre-empted): the first caller of a lender waits at most one borrowed hold and a tick. What an elastic workload's
+ * allowance withholds while its callers want it is not idle, and is not lent: a regular workload borrowing it would put
+ * back the load the allowance keeps off the regular objectives.
  *
  * <p>Thread-safe: latencies and holds are added by releasing callers; the ticks run on the barrier's clock, one at a
  * time; what {@link Member#sharing} reads is written by the ticks only.
@@ -435,8 +437,21 @@ final class Arbiter {
             r.cap(Math.max(floor(r, lending, room), Math.min(b, Math.min(room, cap))));
         }
         if (lending) {
-            borrow(wantedByElastic);
+            borrow(withheld(lending));
         }
+    }
+
+    /**
+     * What the elastic workloads want beyond their caps, within their B: permits their allowance withholds are not
+     * idle, and are not lent (a regular workload borrowing them would put back the load the allowance keeps off the
+     * regular objectives).
+     */
+    private int withheld(boolean lending) {
+        int want = 0;
+        for (Elastic e : elastic) {
+            want += Math.max(0, Math.min(e.permits.concurrent(), e.wanted(lending)) - e.cap);
+        }
+        return want;
     }
 
     /**
@@ -453,7 +468,7 @@ final class Arbiter {
     }
 
     /** Each borrower in turn gets what it wants beyond its B, out of the room nobody else wants within theirs. */
-    private void borrow(int wantedByElastic) {
+    private void borrow(int withheld) {
         for (Regular r : regular) {
             int want = r.borrows ? r.wanted(true) : 0;
             if (want <= Math.max(r.cap, r.permits.concurrent())) {
@@ -463,7 +478,7 @@ final class Arbiter {
             for (Regular o : regular) {
                 owed += o == r ? 0 : o.shortOfGuarantee(true);
             }
-            int room = shared - boundsBut(r) - wantedByElastic - owed;
+            int room = shared - boundsBut(r) - withheld - owed;
             if (room > r.cap) {
                 r.cap(Math.min(want, room));
             }

@@ -187,6 +187,50 @@ class ArbiterTest {
                 .isLessThanOrEqualTo(shared);
     }
 
+    /**
+     * Permits that an elastic workload's allowance withholds while its callers wait are not idle: a regular workload
+     * does not borrow them (it would put back the load the allowance keeps off the regular objective), and borrows
+     * them once the elastic workload is idle.
+     */
+    @Test
+    void aBorrowerDoesNotTakeWhatTheElasticAllowanceWithholds() throws Exception {
+        int shared = 8;
+        var borrower = borrower(3, shared);
+        var batch = elastic(8, 50);
+        var arbiter = new Arbiter(shared, List.of(borrower, batch), 0);
+        var all = new Arbiter.Member[] {borrower, batch};
+        apply(all);
+        var batchHeld = new ArrayList<Permits.Node>();
+        var waiting = new ArrayList<Permits.Node>(); // batch callers waiting beyond the allowance
+        var held = new ArrayList<Permits.Node>();
+        for (int i = 1; i <= 20; i++) {
+            fill(batch, batchHeld);
+            while (i == 1 && waiting.size() < 10) {
+                var node = new Permits.Node(Thread.currentThread());
+                assertThat(batch.permits.enter(node, true)).isEqualTo(Permits.Entry.MUST_WAIT);
+                assertThat(batch.permits.queue(node)).isEqualTo(Permits.Entry.MUST_WAIT);
+                waiting.add(node);
+            }
+            fill(borrower, held);
+            tick(arbiter, i * MS, all);
+            assertThat(borrower.permits.limit())
+                    .as("tick %d: the batch waits, nothing of it is idle", i)
+                    .isLessThanOrEqualTo(3);
+        }
+        waiting.forEach(batch.permits::abandon); // the waiting batch callers leave
+        for (Permits.Node n : batchHeld) {
+            batch.permits.exit(n);
+        }
+        for (int i = 21; i <= 40; i++) {
+            fill(borrower, held);
+            tick(arbiter, i * MS, all);
+        }
+        assertThat(held).as("the batch idle: its permits lent").hasSizeGreaterThan(3);
+        for (Permits.Node n : held) {
+            borrower.permits.exit(n);
+        }
+    }
+
     @ParameterizedTest(name = "virtual threads: {0}")
     @CsvSource({"false", "true"})
     void borrowersNeverHaveMoreThanTheSharedLimitInFlightWhateverTheInterleaving(boolean virtual) throws Exception {
@@ -207,13 +251,15 @@ class ArbiterTest {
         ThreadFactory factory =
                 virtual ? Thread.ofVirtual().factory() : Thread.ofPlatform().factory();
         var lenderIdle = new AtomicBoolean();
+        var elasticIdle = new AtomicBoolean(); // what an elastic workload's allowance withholds is not lent
         var started = new CountDownLatch(16);
         for (int i = 0; i < 16; i++) {
             var m = members.get(i % members.size());
             threads.add(factory.newThread(() -> {
                 started.countDown();
                 while (!stop.get()) {
-                    if (m == lender && lenderIdle.get()) { // the lender's callers come and go: it lends, then asks back
+                    if ((m == lender && lenderIdle.get()) || (m == elastic && elasticIdle.get())) {
+                        // the lender's and the elastic workload's callers come and go: they lend, then ask back
                         LockSupport.parkNanos(20_000);
                         continue;
                     }
@@ -245,6 +291,7 @@ class ArbiterTest {
         while (System.nanoTime() < end) {
             now += BarrierClock.TICK_MILLIS * MS;
             lenderIdle.set(ticks / 50 % 2 == 1);
+            elasticIdle.set(ticks / 70 % 2 == 1);
             tick(arbiter, now, all);
             ticks++;
             if (ticks % 7 == 0) {
