@@ -207,7 +207,7 @@ final class Arbiter {
         /** The allowance rule, its level published as {@link #allowance}. */
         private final Allowance rule = new Allowance();
         /** What the regular objectives allow. Written by the clock. */
-        volatile int allowance = 1;
+        volatile int allowance = rule.level();
 
         volatile int headroom;
         /** Whether it used its whole limit at a tick of the window, and the most it had executing. */
